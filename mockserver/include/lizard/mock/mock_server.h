@@ -1,0 +1,136 @@
+// An embedded mock of the Lizard sandbox HTTP API (../shared/spec/lizard-api.md)
+// that really runs commands in isolated sandboxes on this machine.
+//
+// A test starts one in-process:
+//
+//   lizard::mock::MockServer server;          // 127.0.0.1, port 0, ready on return
+//   auto url = server.url();                  // "http://127.0.0.1:PORT"
+//   ... drive it with any client, key server.api_key(), project server.project_id() ...
+//   auto journal = server.requests();          // what was sent
+//                                              // ~MockServer stops, kills, joins, cleans up
+//
+// The standalone binary `lizard-mock` (mockserver/main.cc) is a thin main
+// around this class. docs/mockserver.md documents every route and the ways
+// the mock knowingly differs from the real platform.
+//
+// Thread safety: every member function may be called from any thread while
+// the server runs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lizard::mock {
+
+enum class Era {
+  kKubernetes,   // pause/resume/fork/snapshot answer 501 (the default)
+  kFirecracker,  // pause/resume (files survive, processes do not), fork, snapshot work
+};
+
+struct MockOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: any free port
+  // Accepted API keys (full-scope). Empty: one key, kDefaultApiKey.
+  std::vector<std::string> api_keys;
+  // Project names (each also its slug). Empty: one project, kDefaultProject.
+  std::vector<std::string> projects;
+  Era era = Era::kKubernetes;
+  // The server's per-request exec limit: an exec whose timeoutMs is larger is
+  // cut to this (the command is killed and answered with timedOut).
+  std::chrono::milliseconds exec_limit{600000};
+  // Where sandboxes live. Empty: a fresh temporary directory removed on stop.
+  std::string state_dir;
+  // Called once per request with a one-line summary (key redacted). Empty: quiet.
+  std::function<void(std::string_view)> log;
+  // Largest request body accepted; larger answers 413 before being read whole.
+  std::size_t max_body_bytes = 256u * 1024 * 1024;
+};
+
+inline constexpr const char* kDefaultApiKey = "liz_mock_key";
+inline constexpr const char* kDefaultProject = "mock-project";
+
+// One request as the server saw it. The auth headers are never recorded.
+struct JournalEntry {
+  std::string method;
+  std::string path;   // without the query string
+  std::string query;  // raw, without '?'
+  int status = 0;
+  std::string body;    // as sent (bodies over 1 MiB are cut, with a marker)
+  std::string accept;  // the Accept header (tells streaming exec apart)
+};
+
+// A fault rule: requests whose method and path match get `action` instead of
+// (or on top of) the normal handling.
+struct FaultRule {
+  enum class Action {
+    kRespond,  // answer `status` with `body` (content type `content_type`); handler not run
+    kDelay,    // wait `delay`, then handle normally
+    kClose,    // close the connection without answering; handler not run
+    kCloseAfterHandling,  // run the handler (side effects happen), then close without answering
+    kTruncate,  // handle normally, then send only the first `truncate_at` bytes of the body
+  };
+  std::string method;        // "GET", "POST", ... or "*" for any
+  std::string path_pattern;  // glob: '*' matches within one segment, '**' across segments
+  Action action = Action::kRespond;
+  int status = 500;
+  std::string body = R"({"error":"injected fault"})";
+  std::string content_type = "application/json";
+  std::chrono::milliseconds delay{0};
+  std::size_t truncate_at = 0;
+  // Applies to the next `times` matches (-1: every match) ...
+  int times = -1;
+  // ... each with this probability, drawn from a generator seeded with `seed`.
+  double probability = 1.0;
+  std::uint64_t seed = 1;
+};
+
+class MockServer {
+ public:
+  // Binds, starts the listener thread and returns when it accepts
+  // connections. Throws std::runtime_error when it cannot bind.
+  explicit MockServer(MockOptions options = {});
+  // Stops listening, kills every sandbox process, removes the state
+  // directory (when it made one), and joins its threads.
+  ~MockServer();
+  MockServer(const MockServer&) = delete;
+  MockServer& operator=(const MockServer&) = delete;
+
+  std::string url() const;  // "http://HOST:PORT"
+  int port() const;
+  // The first accepted key and the first project's ID.
+  std::string api_key() const;
+  std::string project_id() const;
+  // True when sandboxes are isolated with mount namespaces; false in the
+  // documented degraded mode (announced through the log at start).
+  bool isolated() const;
+
+  // The request journal, oldest first (GET /_mock/requests).
+  std::vector<JournalEntry> requests() const;
+  // Forgets the journal and the fault rules, and kills every sandbox
+  // (POST /_mock/reset).
+  void reset();
+  void clear_journal();
+  void add_fault(FaultRule rule);  // POST /_mock/faults
+  void clear_faults();
+  // Moves the mock's clock forward: lifetimes expire without sleeping
+  // (POST /_mock/clock {"advanceMs": N}).
+  void advance_clock(std::chrono::milliseconds by);
+  // Sandboxes currently alive, and processes started through exec still running.
+  std::size_t live_sandboxes() const;
+  std::size_t live_processes() const;
+  // The host directory that a live sandbox sees as /workspace (for tests
+  // that check isolation); empty when unknown.
+  std::string workspace_dir(const std::string& sandbox_id) const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lizard::mock
