@@ -1,0 +1,55 @@
+// The JavaScript baseline of scripts/bench: the official SDK against the same
+// mock, timed inside Node over the same number of iterations as the C++ side.
+//
+//   node sdk_bench.mjs URL KEY PROJECT ITERATIONS SIZES_MIB
+//
+// Prints one JSON object: {"exec_true": {median_us, p99_us, n},
+//                          "write_<N>MiB": {mib_per_s, seconds}, "read_<N>MiB": {...}}
+import { Lizard } from '@lizard-build/sdk';
+
+const [url, key, project, iterArg, sizesArg] = process.argv.slice(2);
+if (!url || !key || !project) {
+  console.error('usage: node sdk_bench.mjs URL KEY PROJECT ITERATIONS SIZES_MIB(comma-separated)');
+  process.exit(2);
+}
+const iterations = Number(iterArg || 200);
+const sizes = (sizesArg || '1,8,64').split(',').filter(Boolean).map(Number);
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+const lizard = new Lizard({ project, apiKey: key, apiUrl: url });
+const sandbox = await lizard.create('interpreter', { size: 'small', timeoutMs: 3600000 });
+const out = {};
+try {
+  for (let i = 0; i < 10; i++) await sandbox.process.exec(['true']);  // warm up
+  const samples = [];
+  for (let i = 0; i < iterations; i++) {
+    const t0 = process.hrtime.bigint();
+    const r = await sandbox.process.exec(['true']);
+    samples.push(Number(process.hrtime.bigint() - t0) / 1000);
+    if (r.exitCode !== 0) throw new Error('exec true failed');
+  }
+  samples.sort((a, b) => a - b);
+  out.exec_true = { median_us: percentile(samples, 0.5), p99_us: percentile(samples, 0.99), n: samples.length };
+
+  for (const mib of sizes) {
+    const bytes = new Uint8Array(mib * 1024 * 1024);
+    for (let i = 0; i < bytes.length; i += 4096) bytes[i] = i & 0xff;
+    const path = `/workspace/bench-js-${mib}`;
+    let t0 = process.hrtime.bigint();
+    await sandbox.fs.write(path, bytes);
+    let s = Number(process.hrtime.bigint() - t0) / 1e9;
+    out[`write_${mib}MiB`] = { mib_per_s: mib / s, seconds: s };
+    t0 = process.hrtime.bigint();
+    const back = await sandbox.fs.readBytes(path);
+    s = Number(process.hrtime.bigint() - t0) / 1e9;
+    if (back.length !== bytes.length) throw new Error('short read');
+    out[`read_${mib}MiB`] = { mib_per_s: mib / s, seconds: s };
+    await sandbox.fs.remove(path);
+  }
+} finally {
+  await sandbox.kill();
+}
+console.log(JSON.stringify(out));
