@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Turns one run of lizard-bench (Google Benchmark JSON), the JS SDK baseline and
+the conformance suite's timing into the table scripts/bench prints: operation,
+ours, baseline, ratio, target, verdict. Every ratio compares figures measured in
+the same run.
+
+  compare.py --gbench G.json [--js JS.json] [--suite SUITE.json] [--markdown OUT.md] [--no-verdicts]
+"""
+import argparse
+import datetime
+import json
+import os
+import sys
+
+
+def load(path):
+    if not path or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        text = f.read().strip()
+    return json.loads(text) if text else None
+
+
+def index_gbench(data):
+    rows = {}
+    for b in data.get("benchmarks", []):
+        if b.get("run_type") == "aggregate":
+            continue
+        name = b["name"]
+        # Google Benchmark appends /iterations:N, /real_time and /threads:N.
+        parts = [p for p in name.split("/") if not p.startswith(("iterations:", "real_time"))]
+        rows["/".join(parts)] = b
+    return rows
+
+
+class Table:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, op, ours, base, ratio, target, verdict):
+        self.rows.append((op, ours, base, ratio, target, verdict))
+
+    def text(self):
+        head = ("operation", "ours", "baseline", "ratio", "target", "verdict")
+        rows = [head] + [tuple("" if c is None else str(c) for c in r) for r in self.rows]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        lines = []
+        for n, r in enumerate(rows):
+            lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+            if n == 0:
+                lines.append("  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    def markdown(self):
+        out = ["| operation | ours | baseline | ratio | target | verdict |", "|---|---|---|---|---|---|"]
+        for r in self.rows:
+            out.append("| " + " | ".join("" if c is None else str(c) for c in r) + " |")
+        return "\n".join(out)
+
+
+def verdict(ok, enforce=True):
+    if ok is None:
+        return "n/a"
+    return ("PASS" if ok else "MISS") if enforce else ("ok" if ok else "(miss)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gbench", required=True)
+    ap.add_argument("--js")
+    ap.add_argument("--suite")
+    ap.add_argument("--markdown")
+    ap.add_argument("--no-verdicts", action="store_true")
+    args = ap.parse_args()
+    enforce = not args.no_verdicts
+
+    g = load(args.gbench)
+    if g is None:
+        print("compare: no benchmark output", file=sys.stderr)
+        return 2
+    rows = index_gbench(g)
+    js = load(args.js) or {}
+    suite = load(args.suite)
+    t = Table()
+    misses = 0
+
+    def record(op, ours, base, ratio, target, ok):
+        nonlocal misses
+        v = verdict(ok, enforce)
+        if ok is False:
+            misses += 1
+        t.add(op, ours, base, ratio, target, v)
+
+    def counter(name, key):
+        r = rows.get(name)
+        return None if r is None else r.get(key)
+
+    # 1. round trip
+    ours50, ours99 = counter("round_trip/ours_run_true", "p50_us"), counter("round_trip/ours_run_true", "p99_us")
+    raw50 = counter("round_trip/raw_exec_true", "p50_us")
+    spawn50 = counter("round_trip/posix_spawn_true", "p50_us")
+    if ours50 and raw50:
+        record("run(true) p50 vs raw exec", f"{ours50:.0f} us", f"{raw50:.0f} us", f"{ours50 / raw50:.2f}x",
+               "<= 1.3x", ours50 / raw50 <= 1.3)
+        raw99 = counter("round_trip/raw_exec_true", "p99_us")
+        if ours99 and raw99:
+            record("run(true) p99 vs raw exec", f"{ours99:.0f} us", f"{raw99:.0f} us", f"{ours99 / raw99:.2f}x", "", None)
+    js_exec = js.get("exec_true")
+    if ours50 and js_exec:
+        record("run(true) p50 vs JS SDK exec", f"{ours50:.0f} us", f"{js_exec['median_us']:.0f} us",
+               f"{ours50 / js_exec['median_us']:.2f}x", "<= 1.0x", ours50 <= js_exec["median_us"])
+    if ours50 and spawn50:
+        record("run(true) p50 vs posix_spawn floor", f"{ours50:.0f} us", f"{spawn50:.0f} us",
+               f"{ours50 / spawn50:.1f}x", "(floor)", None)
+
+    # 2. requests per operation
+    targets = {"run_small": 1, "read_bytes": 1, "write_bytes": 1, "stat": 1, "list_dir": 1, "exists": 1,
+               "run_5MiB": 3}
+    for name, r in rows.items():
+        if not name.startswith("requests/"):
+            continue
+        op = name.split("/", 1)[1]
+        n = r.get("requests")
+        if n is None:
+            continue
+        limit = targets.get(op)
+        record(f"requests: {op}", f"{n:.0f}", "", "", f"<= {limit}" if limit else "(count)",
+               None if limit is None else n <= limit)
+
+    # 3. file transfer
+    def mibps(name):
+        r = rows.get(name)
+        return None if r is None or "bytes_per_second" not in r else r["bytes_per_second"] / 2**20
+
+    for name in sorted(rows):
+        if not name.startswith("files/ours_"):
+            continue
+        kind, size = name.split("/")[1], name.split("/")[2]
+        raw_name = f"files/raw_curl_{'upload' if kind == 'ours_write' else 'download'}/{size}"
+        ours, raw = mibps(name), mibps(raw_name)
+        label = f"{'write' if kind == 'ours_write' else 'read'} {size} MiB"
+        if ours and raw:
+            big = size == "64"
+            record(f"{label} vs raw libcurl", f"{ours:.0f} MiB/s", f"{raw:.0f} MiB/s", f"{ours / raw:.2f}x",
+                   ">= 0.6x" if big else "", (ours / raw >= 0.6) if big else None)
+        jskey = f"{'write' if kind == 'ours_write' else 'read'}_{size}MiB"
+        if ours and jskey in js:
+            jsr = js[jskey]["mib_per_s"]
+            big = size == "64"
+            record(f"{label} vs JS SDK", f"{ours:.0f} MiB/s", f"{jsr:.0f} MiB/s", f"{ours / jsr:.2f}x",
+                   "> 1.0x" if big else "", (ours > jsr) if big else None)
+        growth = rows[name].get("rss_growth_x")
+        if growth is not None:
+            record(f"{label}: peak RSS growth / file size", f"{growth:.2f}x", "", "", "<= 3x", growth <= 3)
+
+    # 4. output capture
+    for size in ("1", "10"):
+        ours, raw = mibps(f"output/ours_run/{size}"), mibps(f"output/raw_files_read/{size}")
+        if ours and raw:
+            record(f"run printing {size} MiB vs one raw read", f"{ours:.0f} MiB/s", f"{raw:.0f} MiB/s",
+                   f"{ours / raw:.2f}x", "(ratio)", None)
+
+    # 5. concurrency
+    conc = {}
+    for name, r in rows.items():
+        if name.startswith("concurrency/run_true/threads:"):
+            conc[int(name.rsplit(":", 1)[1])] = r
+    for n in sorted(conc):
+        r = conc[n]
+        errors = r.get("errors", 0)
+        ips = r.get("items_per_second", 0)
+        record(f"{n} concurrent runs", f"{ips:.0f}/s p50 {r.get('p50_us', 0):.0f} us p99 {r.get('p99_us', 0):.0f} us",
+               "", "", "0 errors", errors == 0)
+    if 1 in conc and 4 in conc and conc[1].get("items_per_second"):
+        ratio = conc[4]["items_per_second"] / conc[1]["items_per_second"]
+        record("throughput 4 threads vs 1", f"{conc[4]['items_per_second']:.0f}/s",
+               f"{conc[1]['items_per_second']:.0f}/s", f"{ratio:.2f}x", ">= 1.5x", ratio >= 1.5)
+
+    # 6. suite time
+    if suite:
+        total = suite.get("wall_seconds")
+        waits = suite.get("unavoidable_wait_seconds")
+        if total is not None and waits is not None:
+            record("conformance suite: overhead beyond waits", f"{total - waits:.1f} s",
+                   f"waits {waits:.1f} s, wall {total:.1f} s", "", "<= 30 s", total - waits <= 30)
+        elif total is not None:
+            record("conformance suite wall time", f"{total:.1f} s", "", "", "< 60 s", total < 60)
+
+    # 7. the mock
+    for name in sorted(rows):
+        if name.startswith("mock/"):
+            r = rows[name]
+            record(name.replace("mock/", "mock: "), f"{r.get('items_per_second', 0):.0f} req/s", "", "", "(rate)", None)
+
+    print(t.text())
+    if args.markdown:
+        ctx = g.get("context", {})
+        with open(args.markdown, "w") as f:
+            f.write("# Performance\n\n")
+            f.write("Generated by `scripts/bench` on " + datetime.date.today().isoformat() +
+                    f", nproc {os.cpu_count()}, build type {ctx.get('library_build_type', '?')}"
+                    f" (Google Benchmark {ctx.get('library_version', '')}).\n")
+            f.write("Every ratio compares figures measured in the same run, against one embedded mock.\n\n")
+            f.write(t.markdown() + "\n")
+    return 1 if (enforce and misses) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
