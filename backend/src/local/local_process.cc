@@ -1,0 +1,405 @@
+#include "local/local_process.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "lizard/workspace/errors.h"
+#include "lizard/workspace/utf8.h"
+
+namespace lizard::workspace::internal {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void throw_system(const char* what, int error) {
+  throw WorkspaceError(std::string("local backend: ") + what + ": " +
+                       std::generic_category().message(error));
+}
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// One pipe whose read end we poll (non-blocking) and whose write end the
+// child gets as stdout or stderr (blocking, as programs expect).
+struct Pipe {
+  Fd read_end;
+  Fd write_end;
+
+  Pipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw_system("pipe2", errno);
+    read_end.reset(fds[0]);
+    write_end.reset(fds[1]);
+    if (::fcntl(fds[0], F_SETFL, O_NONBLOCK) != 0) throw_system("fcntl", errno);
+  }
+};
+
+class SpawnActions {
+ public:
+  SpawnActions() {
+    if (const int rc = ::posix_spawn_file_actions_init(&actions_); rc != 0) {
+      throw_system("posix_spawn_file_actions_init", rc);
+    }
+  }
+  ~SpawnActions() { ::posix_spawn_file_actions_destroy(&actions_); }
+  SpawnActions(const SpawnActions&) = delete;
+  SpawnActions& operator=(const SpawnActions&) = delete;
+  posix_spawn_file_actions_t* get() { return &actions_; }
+
+ private:
+  posix_spawn_file_actions_t actions_;
+};
+
+class SpawnAttr {
+ public:
+  SpawnAttr() {
+    if (const int rc = ::posix_spawnattr_init(&attr_); rc != 0) {
+      throw_system("posix_spawnattr_init", rc);
+    }
+  }
+  ~SpawnAttr() { ::posix_spawnattr_destroy(&attr_); }
+  SpawnAttr(const SpawnAttr&) = delete;
+  SpawnAttr& operator=(const SpawnAttr&) = delete;
+  posix_spawnattr_t* get() { return &attr_; }
+
+ private:
+  posix_spawnattr_t attr_;
+};
+
+void check_spawn(int rc, const char* what) {
+  if (rc != 0) throw_system(what, rc);
+}
+
+std::vector<char*> c_strings(const std::vector<std::string>& items) {
+  std::vector<char*> out;
+  out.reserve(items.size() + 1);
+  for (const auto& item : items) out.push_back(const_cast<char*>(item.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+int wait_status(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+// Owns the spawned child until it is reaped: whatever way run_process leaves,
+// the process group is killed and the child does not stay a zombie.
+class ChildGuard {
+ public:
+  explicit ChildGuard(pid_t pid) : pid_(pid) {}
+  ~ChildGuard() {
+    if (!reaped_) {
+      ::kill(-pid_, SIGKILL);
+      wait_status(pid_);
+    }
+  }
+  ChildGuard(const ChildGuard&) = delete;
+  ChildGuard& operator=(const ChildGuard&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int reap() {
+    reaped_ = true;
+    return wait_status(pid_);
+  }
+
+ private:
+  pid_t pid_;
+  bool reaped_ = false;
+};
+
+// Raw bytes of one stream as they arrive.
+struct Stream {
+  Fd* fd;
+  std::string data;
+  bool open = true;
+
+  // Reads what is available now. Returns false once the stream is over the
+  // limit (the caller then gives up on the command).
+  bool drain() {
+    char buffer[1 << 16];
+    while (open) {
+      const ssize_t n = ::read(fd->get(), buffer, sizeof buffer);
+      if (n > 0) {
+        data.append(buffer, static_cast<std::size_t>(n));
+        if (data.size() > kOutputLimitBytes) return false;
+      } else if (n == 0) {
+        open = false;
+        fd->reset();
+      } else if (errno == EINTR) {
+        continue;
+      } else {
+        // EAGAIN: nothing more for now. Any other error ends the stream.
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+          open = false;
+          fd->reset();
+        }
+        break;
+      }
+    }
+    return true;
+  }
+};
+
+std::string head_of(const std::string& raw) {
+  std::string_view head = std::string_view(raw).substr(0, kOutputHeadBytes);
+  head = head.substr(0, utf8_complete_prefix(head));
+  return std::string(utf8_truncate(repair_utf8(head), kOutputHeadBytes));
+}
+
+int poll_timeout_ms(Clock::time_point now, std::optional<Clock::time_point> a,
+                    std::optional<Clock::time_point> b) {
+  std::optional<Clock::time_point> next = a;
+  if (b && (!next || *b < *next)) next = b;
+  if (!next) return -1;
+  if (*next <= now) return 0;
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
+  return ms > 60000 ? 60000 : static_cast<int>(ms);
+}
+
+// SIGTERM to the group, a short grace for the direct child, then SIGKILL to
+// the group (always: foreground children may ignore SIGTERM or outlive their
+// parent). The unreaped child keeps the group id reserved until reap().
+int terminate_group(ChildGuard& child, int pidfd) {
+  ::kill(-child.pid(), SIGTERM);
+  const auto until = Clock::now() + kTerminateGrace;
+  for (;;) {
+    pollfd p{pidfd, POLLIN, 0};
+    const int timeout = poll_timeout_ms(Clock::now(), until, std::nullopt);
+    const int rc = ::poll(&p, 1, timeout);
+    if (rc > 0 || timeout == 0) break;
+    if (rc < 0 && errno != EINTR) break;
+  }
+  ::kill(-child.pid(), SIGKILL);
+  return child.reap();
+}
+
+}  // namespace
+
+std::optional<ProcessOutcome> run_process(const ProcessSpec& spec, const ProcessControl& control,
+                                          int* spawn_error) {
+  Pipe out_pipe;
+  Pipe err_pipe;
+
+  SpawnActions actions;
+  check_spawn(::posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0),
+              "posix_spawn_file_actions_addopen");
+  check_spawn(::posix_spawn_file_actions_adddup2(actions.get(), out_pipe.write_end.get(), 1),
+              "posix_spawn_file_actions_adddup2");
+  check_spawn(::posix_spawn_file_actions_adddup2(actions.get(), err_pipe.write_end.get(), 2),
+              "posix_spawn_file_actions_adddup2");
+  check_spawn(::posix_spawn_file_actions_addchdir_np(actions.get(), spec.cwd.c_str()),
+              "posix_spawn_file_actions_addchdir_np");
+  // Descriptors other threads opened without O_CLOEXEC must not reach the child.
+  check_spawn(::posix_spawn_file_actions_addclosefrom_np(actions.get(), 3),
+              "posix_spawn_file_actions_addclosefrom_np");
+
+  SpawnAttr attr;
+  sigset_t no_signals;
+  sigemptyset(&no_signals);
+  sigset_t all_signals;
+  sigfillset(&all_signals);
+  // Own process group (setpgid(0, 0) in the child); default dispositions and
+  // an empty mask, whatever this process ignores or blocks.
+  check_spawn(
+      ::posix_spawnattr_setflags(
+          attr.get(), POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF),
+      "posix_spawnattr_setflags");
+  check_spawn(::posix_spawnattr_setpgroup(attr.get(), 0), "posix_spawnattr_setpgroup");
+  check_spawn(::posix_spawnattr_setsigmask(attr.get(), &no_signals), "posix_spawnattr_setsigmask");
+  check_spawn(::posix_spawnattr_setsigdefault(attr.get(), &all_signals),
+              "posix_spawnattr_setsigdefault");
+
+  auto argv = c_strings(spec.argv);
+  auto envp = c_strings(spec.env);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, spec.program.c_str(), actions.get(), attr.get(), argv.data(),
+                               envp.data());
+  if (rc != 0) {
+    *spawn_error = rc;
+    return std::nullopt;
+  }
+  ChildGuard child(pid);
+  out_pipe.write_end.reset();
+  err_pipe.write_end.reset();
+
+  // The raw syscall: glibc 2.36's <sys/pidfd.h> lacks extern "C" and does not link from C++.
+  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (pidfd.get() < 0) throw_system("pidfd_open", errno);
+  if (!control.started(pid)) {
+    throw WorkspaceUnavailableError("the local environment was destroyed");
+  }
+  // The callback runs on the thread that requests stop; all it may do is wake us.
+  const int wake_fd = control.wake_fd;
+  std::stop_callback on_stop(control.stop, [wake_fd] {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(wake_fd, &one, sizeof one);
+  });
+
+  Stream out{&out_pipe.read_end, {}, true};
+  Stream err{&err_pipe.read_end, {}, true};
+  std::optional<Clock::time_point> deadline;
+  if (control.timeout) {
+    deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(*control.timeout);
+  }
+  std::optional<Clock::time_point> drain_until;  // set once the direct child exited
+
+  auto over_limit = [&] {
+    ::kill(-pid, SIGKILL);
+    child.reap();
+    return WorkspaceOutputLimitError(
+        "output exceeded the limit of " + std::to_string(kOutputLimitBytes) + " bytes per stream",
+        kOutputLimitBytes, head_of(out.data), head_of(err.data));
+  };
+  // After the group was stopped, what is still in the pipes belongs to the
+  // partial output; a descendant outside the group may hold them, so take
+  // only what is there now.
+  auto final_drain = [&] {
+    out.drain();
+    err.drain();
+  };
+
+  for (;;) {
+    if (drain_until && !out.open && !err.open) break;
+    const auto now = Clock::now();
+    // Once the direct child has exited the command is over; only the drain remains.
+    if (deadline && !drain_until && now >= *deadline) {
+      terminate_group(child, pidfd.get());
+      final_drain();
+      throw WorkspaceTimeoutError(
+          "the command timed out after " + std::to_string(control.timeout->count()) + " s",
+          repair_utf8(out.data.substr(0, kOutputLimitBytes)),
+          repair_utf8(err.data.substr(0, kOutputLimitBytes)), *control.timeout);
+    }
+    if (drain_until && now >= *drain_until) break;
+
+    pollfd fds[4];
+    nfds_t count = 0;
+    int out_index = -1, err_index = -1, pid_index = -1;
+    if (out.open) {
+      out_index = static_cast<int>(count);
+      fds[count++] = pollfd{out.fd->get(), POLLIN, 0};
+    }
+    if (err.open) {
+      err_index = static_cast<int>(count);
+      fds[count++] = pollfd{err.fd->get(), POLLIN, 0};
+    }
+    if (!drain_until) {
+      pid_index = static_cast<int>(count);
+      fds[count++] = pollfd{pidfd.get(), POLLIN, 0};
+    }
+    const int wake_index = static_cast<int>(count);
+    fds[count++] = pollfd{wake_fd, POLLIN, 0};
+
+    const int ready = ::poll(
+        fds, count, poll_timeout_ms(now, drain_until ? std::nullopt : deadline, drain_until));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      throw_system("poll", errno);
+    }
+    if (out_index >= 0 && fds[out_index].revents != 0 && !out.drain()) throw over_limit();
+    if (err_index >= 0 && fds[err_index].revents != 0 && !err.drain()) throw over_limit();
+    if (fds[wake_index].revents != 0) {
+      std::uint64_t value = 0;
+      [[maybe_unused]] const ssize_t n = ::read(wake_fd, &value, sizeof value);
+      if (control.destroyed()) {
+        ::kill(-pid, SIGKILL);
+        child.reap();
+        throw WorkspaceUnavailableError(
+            "the local environment was destroyed while the command ran");
+      }
+      if (control.stop.stop_requested()) {
+        terminate_group(child, pidfd.get());
+        throw WorkspaceCancelledError("the command was cancelled");
+      }
+    }
+    if (pid_index >= 0 && fds[pid_index].revents != 0) {
+      drain_until = Clock::now() + kDrainGrace;
+    }
+  }
+
+  const int status = child.reap();
+  ProcessOutcome outcome;
+  outcome.group = pid;
+  // Members left in the group once the leader is reaped are background
+  // children; destroy() still has to stop them.
+  outcome.group_lingers = ::kill(-pid, 0) == 0;
+  outcome.result.exit_code = exit_code_of(status);
+  outcome.result.out = repair_utf8(out.data);
+  outcome.result.err = repair_utf8(err.data);
+  return outcome;
+}
+
+bool signal_own_group(pid_t group, int signal) {
+  const pid_t session = ::getsid(0);
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return false;
+  bool found = false;
+  while (const dirent* item = ::readdir(proc)) {
+    const std::string_view name = item->d_name;
+    if (name.front() < '0' || name.front() > '9') continue;
+    const std::string path = "/proc/" + std::string(name) + "/stat";
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buffer[512];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    buffer[n] = '\0';
+    // The command name may hold spaces and parentheses; fields resume after the last ')'.
+    const char* rest = std::strrchr(buffer, ')');
+    if (rest == nullptr) continue;
+    char state = 0;
+    int ppid = 0, pgrp = 0, sid = 0;
+    if (std::sscanf(rest + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4) continue;
+    if (pgrp == group && sid == session) {
+      found = true;
+      break;
+    }
+  }
+  ::closedir(proc);
+  if (found) ::kill(-group, signal);
+  return found;
+}
+
+}  // namespace lizard::workspace::internal
