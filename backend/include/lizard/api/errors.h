@@ -1,0 +1,104 @@
+// Errors of the Lizard API client and the ONE function that maps a transport
+// outcome (curl code, HTTP status, error body) to them.
+//
+// The client raises the workspace contract's exception types where the
+// contract has one (authentication, transient, not supported, cancelled) and
+// ApiError for answers the caller has to interpret (404, 409, 400 with a code).
+// Thread-safe (pure functions, immutable values).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "lizard/workspace/errors.h"
+
+namespace lizard::api {
+
+// An HTTP error answer that is not authentication, rate limiting, 5xx or 501:
+// 400, 402, 404, 409 and any other 4xx. status(), code() and api_message() come
+// from the error body ({"error", "code"?, "message"?}); the what() text is
+// redacted.
+class ApiError : public workspace::WorkspaceError {
+ public:
+  ApiError(const std::string& what, int status, std::string code, std::string api_message)
+      : WorkspaceError(what),
+        status_(status),
+        code_(std::move(code)),
+        api_message_(std::move(api_message)) {}
+
+  int status() const noexcept { return status_; }
+  // The machine code: body "code", else "error" when it is all [A-Z0-9_]; may be empty.
+  const std::string& code() const noexcept { return code_; }
+  // The sentence: "message" when "error" is a code, else "error"; may be empty.
+  const std::string& api_message() const noexcept { return api_message_; }
+
+ private:
+  int status_;
+  std::string code_;
+  std::string api_message_;
+};
+
+// HTTP 404 (unknown sandbox, missing file, unknown project, ...).
+class NotFoundError : public ApiError {
+ public:
+  using ApiError::ApiError;
+};
+
+// HTTP 409 (a taken volume name, a volume in use).
+class ConflictError : public ApiError {
+ public:
+  using ApiError::ApiError;
+};
+
+// HTTP 402.
+class PaymentRequiredError : public ApiError {
+ public:
+  using ApiError::ApiError;
+};
+
+// Everything known about one failed (or non-2xx) exchange.
+struct TransportOutcome {
+  // A CURLcode as int; 0 (CURLE_OK) when an HTTP answer arrived.
+  int curl_code = 0;
+  // The curl error text (CURLOPT_ERRORBUFFER), when curl_code != 0.
+  std::string curl_message;
+  // True when any byte of the request went out: the server may have acted on it.
+  bool request_sent = false;
+  long status = 0;
+  std::map<std::string, std::string> headers;  // names lower-case
+  std::string body;
+};
+
+// The error body fields, decoded leniently (a non-JSON body gives the raw text
+// as the message).
+struct ErrorBody {
+  std::string code;
+  std::string message;
+};
+ErrorBody parse_error_body(std::string_view body);
+
+// Replaces every occurrence of `secret` (when non-empty) and any value of an
+// X-API-Key / Authorization header quoted in `text` by "[REDACTED]".
+std::string redact(std::string_view text, std::string_view secret);
+
+// The mapping table. `what` names the operation ("POST /api/sandboxes");
+// `secret` is redacted from every message. Never returns.
+//   curl aborted by the stop token           WorkspaceCancelledError
+//   curl could not resolve/connect           WorkspaceTransientError(admitted=false)
+//   curl send/recv failure, timeout, EOF     WorkspaceTransientError(admitted=request_sent)
+//   other curl failures                      workspace::WorkspaceError
+//   401, 403                                 WorkspaceAuthenticationError
+//   402                                      PaymentRequiredError
+//   404                                      NotFoundError
+//   409                                      ConflictError
+//   408                                      WorkspaceTransientError(admitted=false)
+//   429                                      WorkspaceTransientError(admitted=false, retry_after
+//                                            from body retryAfterS, else Retry-After header)
+//   501                                      WorkspaceNotSupportedError
+//   other 5xx (504 included)                 WorkspaceTransientError(admitted=true)
+//   other non-2xx                            ApiError
+[[noreturn]] void throw_transport_error(const TransportOutcome& outcome, std::string_view what,
+                                        std::string_view secret);
+
+}  // namespace lizard::api

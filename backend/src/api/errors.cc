@@ -1,0 +1,179 @@
+#include "lizard/api/errors.h"
+
+#include <curl/curl.h>
+#include <rapidjson/document.h>
+
+#include <cctype>
+#include <cstdlib>
+
+namespace lizard::api {
+
+namespace {
+
+bool is_code_text(std::string_view text) {
+  if (text.empty()) return false;
+  if (!std::isupper(static_cast<unsigned char>(text.front()))) return false;
+  for (const char c : text) {
+    if (!(std::isupper(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string string_member(const rapidjson::Value& object, const char* name) {
+  const auto it = object.FindMember(name);
+  if (it == object.MemberEnd() || !it->value.IsString()) return {};
+  return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+std::optional<std::chrono::seconds> retry_after(const TransportOutcome& outcome) {
+  rapidjson::Document doc;
+  doc.Parse(outcome.body.data(), outcome.body.size());
+  if (!doc.HasParseError() && doc.IsObject()) {
+    const auto it = doc.FindMember("retryAfterS");
+    if (it != doc.MemberEnd() && it->value.IsNumber()) {
+      return std::chrono::seconds(static_cast<long long>(it->value.GetDouble()));
+    }
+  }
+  const auto header = outcome.headers.find("retry-after");
+  if (header != outcome.headers.end()) {
+    char* end = nullptr;
+    const long long value = std::strtoll(header->second.c_str(), &end, 10);
+    if (end != header->second.c_str() && value >= 0) return std::chrono::seconds(value);
+  }
+  return std::nullopt;
+}
+
+// Cuts long bodies so that a message stays a message.
+std::string brief(std::string text) {
+  constexpr std::size_t kMax = 300;
+  if (text.size() > kMax) {
+    text.resize(kMax);
+    text += "...";
+  }
+  return text;
+}
+
+}  // namespace
+
+ErrorBody parse_error_body(std::string_view body) {
+  ErrorBody out;
+  rapidjson::Document doc;
+  doc.Parse(body.data(), body.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    out.message = brief(std::string(body));
+    return out;
+  }
+  const std::string error = string_member(doc, "error");
+  const std::string message = string_member(doc, "message");
+  const std::string code = string_member(doc, "code");
+  const bool error_is_code = is_code_text(error);
+  if (error_is_code) {
+    out.message = message.empty() ? error : message;
+  } else {
+    out.message = error.empty() ? message : error;
+  }
+  out.code = !code.empty() ? code : (error_is_code ? error : std::string());
+  return out;
+}
+
+std::string redact(std::string_view text, std::string_view secret) {
+  std::string out(text);
+  constexpr std::string_view kMask = "[REDACTED]";
+  if (!secret.empty()) {
+    std::size_t at = 0;
+    while ((at = out.find(secret, at)) != std::string::npos) {
+      out.replace(at, secret.size(), kMask);
+      at += kMask.size();
+    }
+  }
+  // Header values quoted in a message (curl verbose text, an echoing proxy).
+  for (const std::string_view header : {"x-api-key:", "authorization:"}) {
+    std::size_t at = 0;
+    while (true) {
+      std::string lower = out;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      at = lower.find(header, at);
+      if (at == std::string::npos) break;
+      std::size_t value = at + header.size();
+      while (value < out.size() && out[value] == ' ') ++value;
+      std::size_t end = value;
+      while (end < out.size() && out[end] != '\r' && out[end] != '\n' && out[end] != '"' &&
+             out[end] != ',') {
+        ++end;
+      }
+      out.replace(value, end - value, kMask);
+      at = value + kMask.size();
+    }
+  }
+  return out;
+}
+
+void throw_transport_error(const TransportOutcome& outcome, std::string_view what,
+                           std::string_view secret) {
+  const std::string op(what);
+  if (outcome.curl_code != CURLE_OK) {
+    const auto code = static_cast<CURLcode>(outcome.curl_code);
+    const std::string detail = redact(
+        outcome.curl_message.empty() ? curl_easy_strerror(code) : outcome.curl_message, secret);
+    switch (code) {
+      case CURLE_ABORTED_BY_CALLBACK:
+        throw workspace::WorkspaceCancelledError(op + ": cancelled");
+      case CURLE_COULDNT_RESOLVE_PROXY:
+      case CURLE_COULDNT_RESOLVE_HOST:
+      case CURLE_COULDNT_CONNECT:
+      case CURLE_SSL_CONNECT_ERROR:
+        throw workspace::WorkspaceTransientError(
+            op + ": could not connect to the Lizard API (" + detail + ")", false);
+      case CURLE_OPERATION_TIMEDOUT:
+        throw workspace::WorkspaceTransientError(
+            op + ": no answer before the deadline (" + detail + ")", outcome.request_sent);
+      case CURLE_SEND_ERROR:
+      case CURLE_RECV_ERROR:
+      case CURLE_GOT_NOTHING:
+      case CURLE_PARTIAL_FILE:
+      case CURLE_WEIRD_SERVER_REPLY:
+      case CURLE_HTTP2:
+      case CURLE_HTTP2_STREAM:
+        throw workspace::WorkspaceTransientError(op + ": the connection failed (" + detail + ")",
+                                                 outcome.request_sent);
+      default:
+        throw workspace::WorkspaceError(op + ": transport failure (" + detail + ")");
+    }
+  }
+  const ErrorBody body = parse_error_body(outcome.body);
+  const int status = static_cast<int>(outcome.status);
+  const std::string sentence = redact(body.message, secret);
+  const std::string code_part = body.code.empty() ? "" : " [" + redact(body.code, secret) + "]";
+  const std::string message = op + ": HTTP " + std::to_string(status) + code_part +
+                              (sentence.empty() ? "" : ": ") + sentence;
+  const std::string code = redact(body.code, secret);
+  switch (status) {
+    case 401:
+    case 403:
+      throw workspace::WorkspaceAuthenticationError(
+          message + " (the Lizard API rejected the credentials; check LIZARD_API_KEY)");
+    case 402:
+      throw PaymentRequiredError(message, status, code, sentence);
+    case 404:
+      throw NotFoundError(message, status, code, sentence);
+    case 409:
+      throw ConflictError(message, status, code, sentence);
+    case 408:
+      throw workspace::WorkspaceTransientError(message, false, status);
+    case 429:
+      throw workspace::WorkspaceTransientError(message, false, status, retry_after(outcome));
+    case 501:
+      throw workspace::WorkspaceNotSupportedError(
+          op + ": not supported by this platform (HTTP 501" +
+          (sentence.empty() ? std::string(")") : "): " + sentence));
+    default:
+      break;
+  }
+  if (status >= 500) throw workspace::WorkspaceTransientError(message, true, status);
+  throw ApiError(message, status, code, sentence);
+}
+
+}  // namespace lizard::api

@@ -1,0 +1,238 @@
+// The guest helpers are plain POSIX sh: these tests run them under this
+// machine's /bin/sh (no server), as the sandbox would.
+#include "lizard/guest_helpers.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace lizard::workspace::internal {
+namespace {
+
+struct Local {
+  int status = -1;
+  std::string out;
+};
+
+// Runs argv on this machine with stdin at EOF, in /tmp, and collects stdout.
+Local run_local(const std::vector<std::string>& argv) {
+  int pipe_fds[2];
+  EXPECT_EQ(pipe(pipe_fds), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[1]);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  EXPECT_EQ(posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  Local result;
+  char buffer[65536];
+  ssize_t n = 0;
+  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) result.out.append(buffer, n);
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.status = status;
+  return result;
+}
+
+std::string fresh_id() {
+  std::random_device rd;
+  std::mt19937_64 gen(rd());
+  char text[17];
+  snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(gen()));
+  return text;
+}
+
+class GuestHelpersTest : public ::testing::Test {
+ protected:
+  RunSpec spec(std::vector<std::string> argv) {
+    RunSpec s;
+    s.run_id = fresh_id();
+    ids_.push_back(s.run_id);
+    s.argv = std::move(argv);
+    s.limit_bytes = 10u * 1024 * 1024;
+    return s;
+  }
+  Envelope run(const RunSpec& s) {
+    const Local local = run_local(run_command(s));
+    auto env = parse_envelope(local.out);
+    EXPECT_TRUE(env.has_value()) << local.out.substr(0, 500);
+    return env.value_or(Envelope{});
+  }
+  void TearDown() override {
+    for (const auto& id : ids_) std::filesystem::remove_all(run_dir(id));
+  }
+  std::vector<std::string> ids_;
+};
+
+TEST_F(GuestHelpersTest, ReportsExitCodeAndBothStreams) {
+  const auto env = run(spec({"/bin/sh", "-c", "printf out; printf err >&2; exit 7"}));
+  EXPECT_EQ(env.exit_code, 7);
+  EXPECT_EQ(env.out.value_or("?"), "out");
+  EXPECT_EQ(env.err.value_or("?"), "err");
+  EXPECT_EQ(env.out_size, 3u);
+  EXPECT_FALSE(env.timed_out);
+  EXPECT_FALSE(env.over_limit);
+}
+
+TEST_F(GuestHelpersTest, MissingProgramIs127AndNotExecutableIs126) {
+  EXPECT_EQ(run(spec({"lizard-no-such-program-" + fresh_id()})).exit_code, 127);
+  const std::string file = "/tmp/lizard-not-exec-" + fresh_id();
+  std::ofstream(file) << "echo hi\n";
+  EXPECT_EQ(run(spec({file})).exit_code, 126);
+  std::filesystem::remove(file);
+}
+
+TEST_F(GuestHelpersTest, SignalDeathIs128PlusN) {
+  EXPECT_EQ(run(spec({"/bin/sh", "-c", "kill -9 $$"})).exit_code, 137);
+}
+
+TEST_F(GuestHelpersTest, ArgvItemsArriveLiterallyIncludingInvalidUtf8) {
+  std::string all_bytes;
+  for (int c = 1; c < 256; ++c) all_bytes.push_back(static_cast<char>(c));
+  const std::vector<std::string> items = {"$(echo no)", "`x`",      "'\"",     "a;b && c",
+                                          "line\n",     "-n",       all_bytes, "\xff\xfe",
+                                          "",           "trail\n\n"};
+  std::vector<std::string> argv = {"/bin/sh", "-c", "for a do printf '%s\\0' \"$a\"; done", "sh"};
+  argv.insert(argv.end(), items.begin(), items.end());
+  const auto env = run(spec(argv));
+  std::string expected;
+  for (const auto& item : items) expected += item + std::string(1, '\0');
+  EXPECT_EQ(env.out.value_or("?"), expected);
+}
+
+TEST_F(GuestHelpersTest, OutputOverTheLimitIsFlaggedWithHeads) {
+  auto s = spec({"/bin/sh", "-c", "head -c 5000 /dev/zero; printf e >&2; sleep 30"});
+  s.limit_bytes = 1000;
+  const auto start = std::chrono::steady_clock::now();
+  const auto env = run(s);
+  EXPECT_TRUE(env.over_limit);
+  EXPECT_EQ(env.out.value_or("").size(), 1001u);  // the head: at most 64 KiB, here LIMIT+1
+  EXPECT_EQ(env.err.value_or(""), "e");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));  // did not hang
+}
+
+TEST_F(GuestHelpersTest, ExactlyTheLimitIsNotOver) {
+  auto s = spec({"/bin/sh", "-c", "head -c 1000 /dev/zero"});
+  s.limit_bytes = 1000;
+  const auto env = run(s);
+  EXPECT_FALSE(env.over_limit);
+  EXPECT_EQ(env.out_size, 1000u);
+}
+
+TEST_F(GuestHelpersTest, TimeoutStopsTheGroupAndKeepsPartialOutput) {
+  auto s = spec({"/bin/sh", "-c", "printf before; sleep 30 & sleep 30; printf after"});
+  s.timeout_ms = 500;
+  const auto env = run(s);
+  EXPECT_TRUE(env.timed_out);
+  EXPECT_EQ(env.out.value_or("?"), "before");
+}
+
+TEST_F(GuestHelpersTest, BackgroundChildHoldingStdoutDoesNotHoldTheResult) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto env = run(spec({"/bin/sh", "-c", "sleep 20 & printf done"}));
+  EXPECT_EQ(env.out.value_or("?"), "done");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+}
+
+TEST_F(GuestHelpersTest, ResendingTheSameRunDoesNotStartItAgain) {
+  const std::string marker = "/tmp/lizard-count-" + fresh_id();
+  const auto s = spec({"/bin/sh", "-c", "echo x >> " + marker + "; printf ok"});
+  const auto first = run(s);
+  const auto second = run(s);
+  EXPECT_EQ(first.out, second.out);
+  std::ifstream in(marker);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "x\n");
+  std::filesystem::remove(marker);
+}
+
+TEST_F(GuestHelpersTest, LargeOutputIsLeftInFilesNotInline) {
+  auto s = spec({"/bin/sh", "-c", "head -c 150000 /dev/zero; head -c 300000 /dev/zero >&2"});
+  const auto env = run(s);
+  EXPECT_EQ(env.out_size, 150000u);
+  EXPECT_EQ(env.err_size, 300000u);
+  // Together they exceed the inline budget; the smaller stream still fits half of it.
+  EXPECT_EQ(env.out.value_or("?"), std::string(150000, '\0'));
+  EXPECT_FALSE(env.err.has_value());
+  auto big = spec({"/bin/sh", "-c", "head -c 1000000 /dev/zero"});
+  const auto big_env = run(big);
+  EXPECT_FALSE(big_env.out.has_value());
+  EXPECT_EQ(std::filesystem::file_size(run_dir(big.run_id) + "/out"), 1000000u);
+}
+
+TEST_F(GuestHelpersTest, CleanupListRemovesEarlierRunDirectories) {
+  const auto first = spec({"true"});
+  run(first);
+  ASSERT_TRUE(std::filesystem::exists(run_dir(first.run_id)));
+  auto second = spec({"true"});
+  second.cleanup = {first.run_id};
+  run(second);
+  EXPECT_FALSE(std::filesystem::exists(run_dir(first.run_id)));
+}
+
+TEST_F(GuestHelpersTest, ProbeTellsDirectoriesFilesLoopsAndAbsence) {
+  const std::string base = "/tmp/lizard-probe-" + fresh_id();
+  std::filesystem::create_directories(base + "/dir");
+  std::ofstream(base + "/file") << "12345";
+  std::filesystem::create_directory_symlink(base + "/dir", base + "/to-dir");
+  std::filesystem::create_symlink(base + "/loop", base + "/loop");
+  std::filesystem::create_symlink(base + "/nowhere", base + "/dangling");
+  const Local local = run_local(
+      probe_command({base + "/to-dir", base + "/file", base + "/loop", base + "/dangling"}));
+  EXPECT_EQ(local.out, "d\nf 5\nl\nn\n");
+  std::filesystem::remove_all(base);
+}
+
+TEST_F(GuestHelpersTest, MkdirAndRealpathReportErrnoByExitCode) {
+  const std::string base = "/tmp/lizard-mk-" + fresh_id();
+  std::filesystem::create_directories(base);
+  std::ofstream(base + "/file") << "x";
+  EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/a/b")).status), 0);
+  EXPECT_TRUE(std::filesystem::is_directory(base + "/a/b"));
+  EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/file")).status), 17);
+  EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/file/x")).status), 20);
+  std::filesystem::create_directory_symlink("a", base + "/rel");
+  EXPECT_EQ(run_local(realpath_command(base + "/rel/b/../missing")).out, base + "/a/missing\n");
+  std::filesystem::remove_all(base);
+}
+
+TEST(EnvelopeTest, CutShortIsAbsentAndFailureThrows) {
+  EXPECT_FALSE(parse_envelope("").has_value());
+  EXPECT_FALSE(parse_envelope("LZ1 0 0 0 3 0\nbb3V0\n").has_value());
+  const auto env = parse_envelope("noise\nLZ1 3 1 0 3 0\nbb3V0\nb\nLZEND\n");
+  ASSERT_TRUE(env.has_value());
+  EXPECT_EQ(env->exit_code, 3);
+  EXPECT_TRUE(env->timed_out);
+  EXPECT_EQ(env->out.value_or("?"), "out");
+  EXPECT_EQ(env->err.value_or("?"), "");
+  EXPECT_THROW(parse_envelope("LZFAIL no setsid\n"), std::runtime_error);
+}
+
+TEST(EncodeItemTest, ValidUtf8IsRawOthersBase64) {
+  EXPECT_EQ(encode_item("héllo"), "rhéllo");
+  EXPECT_EQ(encode_item("\xff"), "b/w==");
+}
+
+}  // namespace
+}  // namespace lizard::workspace::internal
