@@ -1,0 +1,103 @@
+// Small JSON helpers over RapidJSON for the mock's handlers: strict parsing
+// of untrusted bodies (invalid UTF-8 is a parse error) and a writer that
+// always produces valid JSON (strings are repaired to UTF-8 first; NUL is
+// escaped as \u0000). Thread-safe: no shared state.
+#pragma once
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "lizard/workspace/utf8.h"
+
+namespace lizard::mock::internal {
+
+// Parses `body`; false (with a sentence in `error`) on malformed JSON or
+// invalid UTF-8.
+inline bool parse_json(std::string_view body, rapidjson::Document& doc, std::string& error) {
+  doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+  if (doc.HasParseError()) {
+    error = std::string("Malformed JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) +
+            " at offset " + std::to_string(doc.GetErrorOffset());
+    return false;
+  }
+  return true;
+}
+
+inline std::string string_of(const rapidjson::Value& v) {
+  return std::string(v.GetString(), v.GetStringLength());
+}
+
+// A JSON text under construction.
+class JsonOut {
+ public:
+  JsonOut() : w_(buf_) {}
+  JsonOut& begin_object() {
+    w_.StartObject();
+    return *this;
+  }
+  JsonOut& end_object() {
+    w_.EndObject();
+    return *this;
+  }
+  JsonOut& begin_array() {
+    w_.StartArray();
+    return *this;
+  }
+  JsonOut& end_array() {
+    w_.EndArray();
+    return *this;
+  }
+  JsonOut& key(std::string_view k) {
+    std::string fixed = lizard::workspace::repair_utf8(k);
+    w_.Key(fixed.data(), static_cast<rapidjson::SizeType>(fixed.size()));
+    return *this;
+  }
+  JsonOut& str(std::string_view s) {
+    std::string fixed = lizard::workspace::repair_utf8(s);
+    w_.String(fixed.data(), static_cast<rapidjson::SizeType>(fixed.size()));
+    return *this;
+  }
+  JsonOut& num(std::int64_t n) {
+    w_.Int64(n);
+    return *this;
+  }
+  JsonOut& boolean(bool b) {
+    w_.Bool(b);
+    return *this;
+  }
+  JsonOut& null() {
+    w_.Null();
+    return *this;
+  }
+  // A value that is already JSON text (e.g. stored metadata).
+  JsonOut& raw(std::string_view json) {
+    w_.RawValue(json.data(), json.size(), rapidjson::kObjectType);
+    return *this;
+  }
+  JsonOut& kv(std::string_view k, std::string_view v) { return key(k).str(v); }
+  JsonOut& kv(std::string_view k, const char* v) { return key(k).str(v); }
+  JsonOut& kv(std::string_view k, std::int64_t v) { return key(k).num(v); }
+  JsonOut& kv(std::string_view k, int v) { return key(k).num(v); }
+  JsonOut& kv(std::string_view k, bool v) { return key(k).boolean(v); }
+  std::string text() const { return std::string(buf_.GetString(), buf_.GetSize()); }
+
+ private:
+  rapidjson::StringBuffer buf_;
+  rapidjson::Writer<rapidjson::StringBuffer> w_;
+};
+
+// Serializes any parsed value back to JSON text.
+inline std::string to_json(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  v.Accept(w);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+}  // namespace lizard::mock::internal

@@ -1,0 +1,336 @@
+#include "sandbox_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/openat2.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+#include "lizard/workspace/checks.h"
+
+namespace lizard::mock::internal {
+namespace {
+
+[[noreturn]] void fail(int err, const std::string& what) {
+  throw std::system_error(err, std::generic_category(), what);
+}
+
+// Closes an fd on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = o.fd_;
+      o.fd_ = -1;
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+int open_in_root(int root_fd, const std::string& path, int flags, mode_t mode = 0) {
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+  how.mode = (flags & O_CREAT) ? mode : 0;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  // The sandbox path is made relative so that the root fd is the start.
+  std::string rel = path.size() > 1 ? path.substr(1) : std::string(".");
+  for (;;) {
+    long fd = ::syscall(SYS_openat2, root_fd, rel.c_str(), &how, sizeof how);
+    if (fd >= 0) return static_cast<int>(fd);
+    if (errno != EAGAIN && errno != EINTR) return -1;
+  }
+}
+
+std::string checked(const std::string& path) {
+  try {
+    lizard::workspace::require_absolute_path(path);
+  } catch (const std::invalid_argument&) {
+    fail(EINVAL, "Path must be absolute and must not contain NUL");
+  }
+  return lizard::workspace::normalize_path(path);
+}
+
+std::vector<std::string> components(const std::string& normalized) {
+  std::vector<std::string> out;
+  std::size_t i = 1;
+  while (i < normalized.size()) {
+    std::size_t j = normalized.find('/', i);
+    if (j == std::string::npos) j = normalized.size();
+    out.push_back(normalized.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string parent_of(const std::string& normalized) {
+  auto pos = normalized.rfind('/');
+  return pos == 0 ? "/" : normalized.substr(0, pos);
+}
+
+std::string base_of(const std::string& normalized) {
+  if (normalized == "/") return "/";
+  return normalized.substr(normalized.rfind('/') + 1);
+}
+
+// Opens the parent directory of `normalized`, creating it and its
+// ancestors (0755) as `mkdir -p` would.
+Fd ensure_parent(int root_fd, const std::string& normalized) {
+  auto comps = components(normalized);
+  Fd cur(open_in_root(root_fd, "/", O_PATH | O_DIRECTORY));
+  if (cur.get() < 0) fail(errno, "Cannot open the sandbox root");
+  std::string prefix;
+  for (std::size_t i = 0; i + 1 < comps.size(); ++i) {
+    prefix += "/" + comps[i];
+    Fd next(open_in_root(root_fd, prefix, O_PATH | O_DIRECTORY));
+    if (next.get() < 0 && errno == ENOENT) {
+      if (::mkdirat(cur.get(), comps[i].c_str(), 0755) != 0 && errno != EEXIST)
+        fail(errno, "Cannot create directory " + prefix);
+      next = Fd(open_in_root(root_fd, prefix, O_PATH | O_DIRECTORY));
+    }
+    if (next.get() < 0) fail(errno, "Cannot open directory " + prefix);
+    cur = std::move(next);
+  }
+  return cur;
+}
+
+std::string permissions_of(mode_t m) {
+  std::string s = "?rwxrwxrwx";
+  if (S_ISREG(m)) s[0] = '-';
+  if (S_ISDIR(m)) s[0] = 'd';
+  if (S_ISLNK(m)) s[0] = 'l';
+  if (S_ISFIFO(m)) s[0] = 'p';
+  if (S_ISCHR(m)) s[0] = 'c';
+  if (S_ISBLK(m)) s[0] = 'b';
+  if (S_ISSOCK(m)) s[0] = 's';
+  const mode_t bits[9] = {S_IRUSR, S_IWUSR, S_IXUSR, S_IRGRP, S_IWGRP,
+                          S_IXGRP, S_IROTH, S_IWOTH, S_IXOTH};
+  for (int i = 0; i < 9; ++i) {
+    if (!(m & bits[i])) s[static_cast<std::size_t>(i) + 1] = '-';
+  }
+  if (m & S_ISUID) s[3] = (m & S_IXUSR) ? 's' : 'S';
+  if (m & S_ISGID) s[6] = (m & S_IXGRP) ? 's' : 'S';
+  if (m & S_ISVTX) s[9] = (m & S_IXOTH) ? 't' : 'T';
+  return s;
+}
+
+std::string user_name(uid_t uid) {
+  passwd pw{};
+  passwd* res = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) return res->pw_name;
+  return std::to_string(uid);
+}
+
+std::string group_name(gid_t gid) {
+  group gr{};
+  group* res = nullptr;
+  char buf[4096];
+  if (::getgrgid_r(gid, &gr, buf, sizeof buf, &res) == 0 && res) return res->gr_name;
+  return std::to_string(gid);
+}
+
+std::string read_link_at(int dirfd, const char* name) {
+  std::string buf(4096, '\0');
+  ssize_t n = ::readlinkat(dirfd, name, buf.data(), buf.size());
+  if (n < 0) return {};
+  buf.resize(static_cast<std::size_t>(n));
+  return buf;
+}
+
+FileInfo info_from(const struct stat& st, std::string name, std::string path) {
+  FileInfo fi;
+  fi.name = std::move(name);
+  fi.path = std::move(path);
+  fi.type = S_ISDIR(st.st_mode)   ? "dir"
+            : S_ISLNK(st.st_mode) ? "symlink"
+            : S_ISREG(st.st_mode) ? "file"
+                                  : "other";
+  fi.is_link = S_ISLNK(st.st_mode);
+  fi.size = static_cast<std::uint64_t>(st.st_size);
+  fi.mode = st.st_mode & 07777;
+  fi.permissions = permissions_of(st.st_mode);
+  fi.owner = user_name(st.st_uid);
+  fi.group = group_name(st.st_gid);
+  fi.mod_time_ms =
+      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+  return fi;
+}
+
+void clear_dir(int dirfd) {
+  DIR* d = ::fdopendir(dirfd);
+  if (!d) {
+    int err = errno;
+    ::close(dirfd);
+    fail(err, "Cannot read directory");
+  }
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  try {
+    for (const auto& n : names) {
+      if (::unlinkat(::dirfd(d), n.c_str(), 0) == 0) continue;
+      if (errno != EISDIR && errno != EPERM) fail(errno, "Cannot remove " + n);
+      int sub = ::openat(::dirfd(d), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) fail(errno, "Cannot open " + n);
+      clear_dir(sub);
+      if (::unlinkat(::dirfd(d), n.c_str(), AT_REMOVEDIR) != 0) fail(errno, "Cannot remove " + n);
+    }
+  } catch (...) {
+    ::closedir(d);
+    throw;
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
+void write_file(int root_fd, const std::string& path, std::string_view bytes) {
+  std::string p = checked(path);
+  if (p == "/") fail(EISDIR, "Is a directory");
+  (void)ensure_parent(root_fd, p);
+  Fd fd(open_in_root(root_fd, p, O_WRONLY | O_CREAT | O_NONBLOCK, 0644));
+  if (fd.get() < 0) {
+    if (errno == ENXIO) fail(EINVAL, "Not a regular file");
+    fail(errno, "Cannot open " + p);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) fail(errno, "Cannot stat " + p);
+  if (!S_ISREG(st.st_mode)) fail(EINVAL, "Not a regular file");
+  // Truncate after the type check, in place: the inode and its mode stay.
+  if (::ftruncate(fd.get(), 0) != 0) fail(errno, "Cannot truncate " + p);
+  ::fcntl(fd.get(), F_SETFL, 0);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(errno, "Cannot write " + p);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+std::string read_file(int root_fd, const std::string& path) {
+  std::string p = checked(path);
+  Fd fd(open_in_root(root_fd, p, O_RDONLY | O_NONBLOCK));
+  if (fd.get() < 0) fail(errno, "Cannot open " + p);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) fail(errno, "Cannot stat " + p);
+  if (S_ISDIR(st.st_mode)) fail(EISDIR, "Is a directory");
+  if (!S_ISREG(st.st_mode)) fail(EINVAL, "Not a regular file");
+  ::fcntl(fd.get(), F_SETFL, 0);
+  std::string out;
+  out.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(errno, "Cannot read " + p);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+FileInfo stat_path(int root_fd, const std::string& path) {
+  std::string p = checked(path);
+  Fd fd(open_in_root(root_fd, p, O_PATH | O_NOFOLLOW));
+  if (fd.get() < 0) fail(errno, "Cannot stat " + p);
+  struct stat st {};
+  if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+    fail(errno, "Cannot stat " + p);
+  FileInfo fi = info_from(st, base_of(p), p);
+  if (fi.is_link) fi.symlink_target = read_link_at(fd.get(), "");
+  return fi;
+}
+
+std::vector<FileInfo> list_dir(int root_fd, const std::string& path) {
+  std::string p = checked(path);
+  int raw = open_in_root(root_fd, p, O_RDONLY | O_DIRECTORY);
+  if (raw < 0) fail(errno, "Cannot list " + p);
+  DIR* d = ::fdopendir(raw);
+  if (!d) {
+    int err = errno;
+    ::close(raw);
+    fail(err, "Cannot list " + p);
+  }
+  std::vector<FileInfo> out;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    struct stat st {};
+    if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    FileInfo fi = info_from(st, n, (p == "/" ? "" : p) + "/" + n);
+    if (fi.is_link) fi.symlink_target = read_link_at(::dirfd(d), n.c_str());
+    out.push_back(std::move(fi));
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end(),
+            [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+void remove_path(int root_fd, const std::string& path) {
+  std::string p = checked(path);
+  if (p == "/") fail(EINVAL, "Refusing to remove /");
+  std::string parent = parent_of(p);
+  std::string name = base_of(p);
+  Fd pfd(open_in_root(root_fd, parent, O_PATH | O_DIRECTORY));
+  if (pfd.get() < 0) fail(errno, "Cannot open " + parent);
+  struct stat st {};
+  if (::fstatat(pfd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    fail(errno, "Cannot remove " + p);
+  if (S_ISDIR(st.st_mode)) {
+    int sub = ::openat(pfd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) fail(errno, "Cannot open " + p);
+    clear_dir(sub);
+    if (::unlinkat(pfd.get(), name.c_str(), AT_REMOVEDIR) != 0) fail(errno, "Cannot remove " + p);
+  } else if (::unlinkat(pfd.get(), name.c_str(), 0) != 0) {
+    fail(errno, "Cannot remove " + p);
+  }
+}
+
+bool is_directory(int root_fd, const std::string& path) {
+  if (path.empty() || path[0] != '/' || path.find('\0') != std::string::npos) return false;
+  Fd fd(open_in_root(root_fd, lizard::workspace::normalize_path(path), O_PATH | O_DIRECTORY));
+  return fd.get() >= 0;
+}
+
+void move_path(int root_fd, const std::string& from, const std::string& to) {
+  std::string f = checked(from);
+  std::string t = checked(to);
+  if (f == "/" || t == "/") fail(EINVAL, "Cannot move /");
+  Fd fpfd(open_in_root(root_fd, parent_of(f), O_PATH | O_DIRECTORY));
+  if (fpfd.get() < 0) fail(errno, "Cannot open " + parent_of(f));
+  struct stat st {};
+  if (::fstatat(fpfd.get(), base_of(f).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    fail(errno, "Cannot move " + f);
+  Fd tpfd = ensure_parent(root_fd, t);
+  if (::renameat(fpfd.get(), base_of(f).c_str(), tpfd.get(), base_of(t).c_str()) != 0)
+    fail(errno, "Cannot move " + f);
+}
+
+}  // namespace lizard::mock::internal
