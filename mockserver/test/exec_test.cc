@@ -1,0 +1,214 @@
+// Exec: exit codes, streams, limits, timeouts, environment, SSE, processes,
+// and concurrency.
+#include <atomic>
+#include <cstdlib>
+#include <future>
+#include <vector>
+
+#include "mock_test_util.h"
+
+namespace lizard::mock::test {
+namespace {
+
+class ExecTest : public MockFixture {
+ protected:
+  void SetUp() override { id_ = create(R"("envs":{"FROM_SANDBOX":"s1","BOTH":"sandbox"})"); }
+  std::string id_;
+};
+
+TEST_F(ExecTest, ResultFieldsAndExitCodes) {
+  auto r = sh(id_, "printf out; printf err >&2; exit 7");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.out, "out");
+  EXPECT_EQ(r.err, "err");
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_FALSE(r.truncated);
+  EXPECT_EQ(sh(id_, "kill -9 $$").exit_code, 137);
+  EXPECT_EQ(exec(id_, R"(["no-such-program-xyz"])").exit_code, 127);
+  EXPECT_EQ(exec(id_, R"(["/no/such/path"])").exit_code, 127);
+  EXPECT_EQ(sh(id_, "printf x > /workspace/plain; chmod 644 /workspace/plain").exit_code, 0);
+  EXPECT_EQ(exec(id_, R"(["/workspace/plain"])").exit_code, 126);
+}
+
+TEST_F(ExecTest, StdinIsAtEofAndWorkdirDefaultsToWorkspace) {
+  EXPECT_EQ(sh(id_, "read v || printf eof").out, "eof");
+  EXPECT_EQ(sh(id_, "pwd -P; id -u").out, "/workspace\n0\n");
+  EXPECT_EQ(sh(id_, "pwd", R"("workdir":"/tmp")").out, "/tmp\n");
+  EXPECT_EQ(sh(id_, "pwd", R"("workdir":"/nope")").status, 400);
+  EXPECT_EQ(sh(id_, "pwd", R"("workdir":"relative")").status, 400);
+  EXPECT_EQ(sh(id_, "id", R"("user":"nobody")").status, 400);
+}
+
+TEST_F(ExecTest, ArgvIsLiteral) {
+  std::string tricky = "$(echo no) `echo no` \"'; && \n -x";
+  auto r = exec(id_, "[\"printf\",\"%s\"," + quote(tricky) + "]");
+  EXPECT_EQ(r.out, tricky);
+}
+
+TEST_F(ExecTest, EnvironmentIsCleanPlusSandboxAndRequestEnvs) {
+  ::setenv("LIZARD_MOCK_TEST_CANARY", "leaked", 1);
+  auto r = sh(id_, "env", R"("envs":{"FROM_REQUEST":"r1","BOTH":"request"})");
+  EXPECT_NE(r.out.find("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("HOME=/root\n"), std::string::npos);
+  EXPECT_NE(r.out.find("LANG=C.UTF-8\n"), std::string::npos);
+  EXPECT_NE(r.out.find("FROM_SANDBOX=s1\n"), std::string::npos);
+  EXPECT_NE(r.out.find("FROM_REQUEST=r1\n"), std::string::npos);
+  EXPECT_NE(r.out.find("BOTH=request\n"), std::string::npos);
+  EXPECT_EQ(r.out.find("LIZARD_MOCK_TEST_CANARY"), std::string::npos);
+  EXPECT_EQ(r.out.find(server_->api_key()), std::string::npos);
+}
+
+TEST_F(ExecTest, TimeoutOutOfRangeIs400AndNothingRuns) {
+  for (const std::string& t : std::vector<std::string>{"999", "600001", "0", "-5", "\"1s\""}) {
+    auto r = sh(id_, "echo ran >> /workspace/ran", "\"timeoutMs\":" + t);
+    EXPECT_EQ(r.status, 400) << t;
+  }
+  auto r = get(files_path(id_) + "/stat?path=/workspace/ran");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+}
+
+TEST_F(ExecTest, TimeoutKillsGroupAndKeepsPartialOutput) {
+  auto r =
+      sh(id_, "echo before; echo warn >&2; sleep 30 & sleep 30; echo after", R"("timeoutMs":1000)");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 124);
+  EXPECT_EQ(r.out, "before\n");
+  EXPECT_EQ(r.err, "warn\n");
+  EXPECT_TRUE(eventually([&] { return sh(id_, "pgrep -x sleep").exit_code == 1; }));
+}
+
+TEST_F(ExecTest, OutputIsCappedAt512KiBPerStream) {
+  auto r =
+      sh(id_, "head -c 600000 /dev/zero | tr '\\0' a; head -c 1000 /dev/zero | tr '\\0' b >&2");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(r.truncated);
+  EXPECT_EQ(r.out.size(), 512u * 1024);
+  EXPECT_EQ(r.err.size(), 1000u);
+  auto exact = sh(id_, "head -c 524288 /dev/zero | tr '\\0' a");
+  EXPECT_FALSE(exact.truncated);
+  EXPECT_EQ(exact.out.size(), 524288u);
+}
+
+TEST_F(ExecTest, InvalidUtf8BecomesReplacementAndNulIsKept) {
+  auto r = sh(id_, "printf 'a\\377b\\303\\251\\000z'; printf '\\376' >&2");
+  EXPECT_EQ(r.out, std::string("a\xEF\xBF\xBD"
+                               "b\xC3\xA9") +
+                       std::string(1, '\0') + "z");
+  EXPECT_EQ(r.err, "\xEF\xBF\xBD");
+  EXPECT_NE(r.body.find("\\u0000"), std::string::npos);
+}
+
+TEST_F(ExecTest, BackgroundChildDoesNotHoldTheAnswer) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = sh(id_, "sleep 20 & echo started");
+  EXPECT_EQ(r.out, "started\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+class ShortLimitTest : public MockFixture {
+ protected:
+  ShortLimitTest() : MockFixture(MockOptions{.exec_limit = std::chrono::milliseconds(1000)}) {}
+};
+
+TEST_F(ShortLimitTest, ServerLimitCutsLongCommandsButSetsidJobsSurvive) {
+  std::string id = create();
+  auto r = sh(id, "setsid sh -c 'sleep 1.5; echo done > /workspace/out' & sleep 30",
+              R"("timeoutMs":600000)");
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 124);
+  EXPECT_TRUE(eventually([&] {
+    auto f = get(files_path(id) + "?path=/workspace/out");
+    return f && f->status == 200 && f->body == "done\n";
+  }));
+}
+
+TEST_F(ExecTest, StreamingSendsPidLinesAndExit) {
+  auto c = client();
+  std::string body;
+  auto r = c.Post("/api/sandboxes/" + id_ + "/exec", {{"Accept", "text/event-stream"}},
+                  R"({"cmd":"echo one; echo two >&2; printf tail; exit 3","pidEvent":true})",
+                  "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/event-stream");
+  const std::string& s = r->body;
+  EXPECT_EQ(s.rfind("data: {\"pid\":", 0), 0u) << s;
+  EXPECT_NE(s.find(R"(data: {"stream":"stdout","line":"one"})"), std::string::npos) << s;
+  EXPECT_NE(s.find(R"(data: {"stream":"stderr","line":"two"})"), std::string::npos);
+  EXPECT_NE(s.find(R"(data: {"stream":"stdout","line":"tail"})"), std::string::npos);
+  EXPECT_NE(s.find("event: exit\ndata: {\"exitCode\":3}"), std::string::npos);
+  auto nopid = c.Post("/api/sandboxes/" + id_ + "/exec", {{"Accept", "text/event-stream"}},
+                      R"({"cmd":"true"})", "application/json");
+  ASSERT_TRUE(nopid);
+  EXPECT_EQ(nopid->body.find("pid"), std::string::npos);
+}
+
+TEST_F(ExecTest, ProcessesListAndSignalTheWholeGroup) {
+  auto running = std::async(std::launch::async, [&] { return sh(id_, "sleep 60 & sleep 60"); });
+  std::int64_t pid = 0;
+  ASSERT_TRUE(eventually([&] {
+    auto r = get("/api/sandboxes/" + id_ + "/processes");
+    auto d = parse(r ? r->body : "");
+    if (!d.IsArray() || d.Size() != 1) return false;
+    pid = int_field(d[0], "pid");
+    return d[0]["cmd"].IsArray() && d[0]["cmd"].Size() == 3;
+  }));
+  EXPECT_EQ(server_->live_processes(), 1u);
+  auto bad =
+      post("/api/sandboxes/" + id_ + "/processes/signal", R"({"pid":1,"signal":"SIGBOGUS"})");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  auto unknown = post("/api/sandboxes/" + id_ + "/processes/signal", R"({"pid":999999})");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  auto ok = post("/api/sandboxes/" + id_ + "/processes/signal",
+                 "{\"pid\":" + std::to_string(pid) + ",\"signal\":\"SIGKILL\"}");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->body, R"({"ok":true})");
+  auto r = running.get();
+  EXPECT_EQ(r.exit_code, 137);
+  EXPECT_TRUE(eventually([&] { return sh(id_, "pgrep -x sleep").exit_code == 1; }));
+}
+
+TEST_F(ExecTest, KillDuringCommandAnswers404) {
+  auto running = std::async(std::launch::async, [&] { return sh(id_, "sleep 60"); });
+  ASSERT_TRUE(eventually([&] { return server_->live_processes() == 1; }));
+  ASSERT_EQ(del("/api/sandboxes/" + id_)->status, 200);
+  auto r = running.get();
+  EXPECT_EQ(r.status, 404);
+}
+
+TEST_F(ExecTest, SixtyFourSleepsRunAtOnceAndOtherRoutesStayResponsive) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::future<ExecResult>> all;
+  for (int i = 0; i < 64; ++i)
+    all.push_back(std::async(std::launch::async, [&] { return sh(id_, "sleep 2"); }));
+  ASSERT_TRUE(eventually([&] { return server_->live_processes() >= 32; }));
+  auto g0 = std::chrono::steady_clock::now();
+  auto g = get("/api/sandboxes/" + id_);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->status, 200);
+  // Generous: a queued request would wait for a 2 s exec to finish.
+  EXPECT_LT(std::chrono::steady_clock::now() - g0, std::chrono::milliseconds(1500));
+  for (auto& f : all) EXPECT_EQ(f.get().exit_code, 0);
+  // 64 x 2 s on 8 threads would take 16 s; all at once is about 2 s.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(12));
+}
+
+TEST_F(ExecTest, BadExecBodiesAreJsonErrors) {
+  for (const std::string& body : std::vector<std::string>{
+           "{}", R"({"cmd":42})", R"({"cmd":[]})", R"({"cmd":[1]})", R"({"cmd":"a\u0000b"})",
+           R"({"cmd":"true","envs":"x"})", R"({"cmd":"true","envs":{"A=B":"c"}})", "not json",
+           R"({"cmd":"true","pidEvent":"yes"})"}) {
+    auto r = post("/api/sandboxes/" + id_ + "/exec", body);
+    ASSERT_TRUE(r) << body;
+    EXPECT_EQ(r->status, 400) << body;
+    EXPECT_TRUE(parse(r->body).IsObject()) << body;
+  }
+}
+
+}  // namespace
+}  // namespace lizard::mock::test

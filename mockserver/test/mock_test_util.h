@@ -1,0 +1,134 @@
+// Shared helpers for the mock's tests: a running MockServer, a loopback
+// client and JSON access.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lizard/mock/mock_server.h"
+
+namespace lizard::mock::test {
+
+inline rapidjson::Document parse(const std::string& text) {
+  rapidjson::Document d;
+  d.Parse(text.data(), text.size());
+  return d;
+}
+
+// A JSON string literal for `s` (escaped).
+inline std::string quote(const std::string& s) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+inline std::string str_field(const rapidjson::Value& v, const char* name) {
+  if (!v.IsObject()) return "<not an object>";
+  auto it = v.FindMember(name);
+  if (it == v.MemberEnd() || !it->value.IsString()) return "<missing>";
+  return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+inline std::int64_t int_field(const rapidjson::Value& v, const char* name) {
+  if (!v.IsObject()) return -9999;
+  auto it = v.FindMember(name);
+  if (it == v.MemberEnd() || !it->value.IsInt64()) return -9999;
+  return it->value.GetInt64();
+}
+
+inline bool bool_field(const rapidjson::Value& v, const char* name) {
+  if (!v.IsObject()) return false;
+  auto it = v.FindMember(name);
+  return it != v.MemberEnd() && it->value.IsBool() && it->value.GetBool();
+}
+
+// Waits for `cond` with a deadline; true when it held.
+inline bool eventually(const std::function<bool()>& cond,
+                       std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+struct ExecResult {
+  int status = 0;
+  std::string out, err;
+  int exit_code = -1;
+  bool truncated = false, timed_out = false;
+  std::string body;
+};
+
+class MockFixture : public ::testing::Test {
+ protected:
+  explicit MockFixture(MockOptions options = {}) : server_(std::make_unique<MockServer>(options)) {}
+
+  httplib::Client client(const std::string& key = "") const {
+    httplib::Client c(server_->url());
+    c.set_read_timeout(120, 0);
+    c.set_write_timeout(60, 0);
+    c.set_default_headers({{"X-API-Key", key.empty() ? server_->api_key() : key}});
+    return c;
+  }
+
+  httplib::Result post(const std::string& path, const std::string& body,
+                       const std::string& key = "") const {
+    return client(key).Post(path, body, "application/json");
+  }
+  httplib::Result get(const std::string& path, const std::string& key = "") const {
+    return client(key).Get(path);
+  }
+  httplib::Result del(const std::string& path, const std::string& body = "") const {
+    return client().Delete(path, body, "application/json");
+  }
+
+  std::string create(const std::string& extra = "") {
+    std::string body = R"({"template":"base","projectId":")" + server_->project_id() + "\"" +
+                       (extra.empty() ? "" : "," + extra) + "}";
+    auto r = post("/api/sandboxes", body);
+    EXPECT_TRUE(r);
+    if (!r) return {};
+    EXPECT_EQ(r->status, 201) << r->body;
+    return str_field(parse(r->body), "sandboxId");
+  }
+
+  ExecResult exec(const std::string& id, const std::string& cmd_json,
+                  const std::string& extra = "") {
+    ExecResult out;
+    auto r = post("/api/sandboxes/" + id + "/exec",
+                  "{\"cmd\":" + cmd_json + (extra.empty() ? "" : "," + extra) + "}");
+    if (!r) return out;
+    out.status = r->status;
+    out.body = r->body;
+    auto d = parse(r->body);
+    out.out = str_field(d, "stdout");
+    out.err = str_field(d, "stderr");
+    out.exit_code = static_cast<int>(int_field(d, "exitCode"));
+    out.truncated = bool_field(d, "truncated");
+    out.timed_out = bool_field(d, "timedOut");
+    return out;
+  }
+
+  ExecResult sh(const std::string& id, const std::string& script, const std::string& extra = "") {
+    return exec(id, quote(script), extra);
+  }
+
+  std::string files_path(const std::string& id) const { return "/api/sandboxes/" + id + "/files"; }
+
+  std::unique_ptr<MockServer> server_;
+};
+
+}  // namespace lizard::mock::test
