@@ -32,8 +32,6 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
-  // Hands ownership to the caller (for fdopendir).
-  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
@@ -94,32 +92,45 @@ int stat_or_link(int dir_fd, const char* name, struct stat* st) {
   return error;
 }
 
-// Removes `name` in `parent_fd` without following links; returns 0 or an errno.
-int remove_at(int parent_fd, const char* name) {
+// Opens a DIR stream that owns `fd` (closing it when fdopendir fails).
+Dir open_dir_stream(int fd) {
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+  }
+  return Dir(dir);
+}
+
+// Removes `name` in `parent_fd` without following links; returns 0 or an
+// errno. `force`: a directory we may not read or search is made so first
+// (only the owner or root can, which is who destroys an environment).
+int remove_at(int parent_fd, const char* name, bool force) {
   struct stat st {};
   if (::fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return errno;
   if (!S_ISDIR(st.st_mode)) return ::unlinkat(parent_fd, name, 0) == 0 ? 0 : errno;
   // O_NOFOLLOW: if the directory was swapped for a link since fstatat, fail
   // rather than descend into the link's target.
-  Fd fd(::openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (fd.get() < 0) return errno;
+  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::openat(parent_fd, name, kFlags);
+  if (fd < 0 && errno == EACCES && force && ::fchmodat(parent_fd, name, 0700, 0) == 0) {
+    fd = ::openat(parent_fd, name, kFlags);
+  }
+  if (fd < 0) return errno;
   {
+    Dir dir = open_dir_stream(fd);
+    if (dir.get() == nullptr) return errno;
     std::vector<std::string> names;
-    const int list_fd = ::dup(fd.get());
-    if (list_fd < 0) return errno;
-    Dir dir(::fdopendir(list_fd));
-    if (dir.get() == nullptr) {
-      const int error = errno;
-      ::close(list_fd);
-      return error;
-    }
-    errno = 0;
     while (const dirent* item = ::readdir(dir.get())) {
       const std::string_view child = item->d_name;
       if (child != "." && child != "..") names.emplace_back(child);
     }
     for (const auto& child : names) {
-      const int error = remove_at(fd.get(), child.c_str());
+      int error = remove_at(::dirfd(dir.get()), child.c_str(), force);
+      if (error == EACCES && force && ::fchmodat(parent_fd, name, 0700, 0) == 0) {
+        error = remove_at(::dirfd(dir.get()), child.c_str(), force);
+      }
       if (error != 0 && error != ENOENT) return error;
     }
   }
@@ -213,16 +224,10 @@ FileEntry stat_entry(const std::string& path) {
 
 std::vector<FileEntry> list_directory(const std::string& path) {
   const std::string cleaned = clean_path(path);
-  Fd fd(::open(cleaned.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) throw_errno("list_dir", path, errno);
-  const int list_fd = ::dup(fd.get());
-  if (list_fd < 0) throw_errno("list_dir", path, errno);
-  Dir dir(::fdopendir(list_fd));
-  if (dir.get() == nullptr) {
-    const int error = errno;
-    ::close(list_fd);
-    throw_errno("list_dir", path, error);
-  }
+  const int fd = ::open(cleaned.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw_errno("list_dir", path, errno);
+  Dir dir = open_dir_stream(fd);
+  if (dir.get() == nullptr) throw_errno("list_dir", path, errno);
   std::vector<FileEntry> entries;
   for (;;) {
     errno = 0;
@@ -234,8 +239,15 @@ std::vector<FileEntry> list_directory(const std::string& path) {
     const std::string_view name = item->d_name;
     if (name == "." || name == "..") continue;
     struct stat st {};
-    // An entry removed while we list is simply not listed.
-    if (stat_or_link(fd.get(), item->d_name, &st) != 0) continue;
+    const int error = stat_or_link(::dirfd(dir.get()), item->d_name, &st);
+    if (error == ENOENT) continue;  // removed while we list
+    if (error != 0) {
+      // Not stat'able (a directory we may read but not search): still listed,
+      // with what the directory itself says.
+      FileEntry entry{std::string(name), join(cleaned, name), item->d_type == DT_DIR, {}};
+      entries.push_back(std::move(entry));
+      continue;
+    }
     entries.push_back(entry_from(std::string(name), join(cleaned, name), st));
   }
   std::sort(entries.begin(), entries.end(),
@@ -261,11 +273,11 @@ void make_directories(const std::string& path) {
   }
 }
 
-void remove_path(const std::string& path) {
+void remove_path(const std::string& path, bool force) {
   const auto [parent, name] = split_last(clean_path(path));
   Fd parent_fd(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (parent_fd.get() < 0) throw_errno("remove", path, errno);
-  const int error = remove_at(parent_fd.get(), name.c_str());
+  const int error = remove_at(parent_fd.get(), name.c_str(), force);
   if (error != 0) throw_errno("remove", path, error);
 }
 

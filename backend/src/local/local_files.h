@@ -44,8 +44,9 @@ void make_directories(const std::string& path);
 
 // Removes a file, a symlink (not its target) or a directory tree, never
 // following links inside the tree. The caller has refused protected paths;
-// `path`'s last component must not be "." or "..".
-void remove_path(const std::string& path);
+// `path`'s last component must not be "." or "..". `force` (for destroy):
+// directories inside that cannot be read or searched are chmod'ed 0700 first.
+void remove_path(const std::string& path, bool force = false);
 
 // True when stat_entry() would succeed. Never throws.
 bool path_exists(const std::string& path) noexcept;

@@ -193,7 +193,7 @@ class LocalWorkspaceBackend::Impl {
     // attempts outlast them.
     for (int attempt = 0;; ++attempt) {
       try {
-        internal::remove_path(root_);
+        internal::remove_path(root_, /*force=*/true);
         return;
       } catch (const std::filesystem::filesystem_error& error) {
         if (error.code() == std::errc::no_such_file_or_directory) return;

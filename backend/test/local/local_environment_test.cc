@@ -166,6 +166,14 @@ TEST_F(Environment, DestroyRemovesTheDirectoryAndLaterOperationsAreUnavailable) 
   EXPECT_EQ(*backend_->ref(), (WorkspaceRef{"local", root_}));
 }
 
+TEST_F(Environment, DestroyRemovesDirectoriesWithoutPermissions) {
+  backend_->write_bytes(at("locked/inner/file"), "x");
+  ASSERT_EQ(::chmod(at("locked/inner").c_str(), 0), 0);
+  ASSERT_EQ(::chmod(at("locked").c_str(), 0), 0);
+  backend_->destroy();
+  EXPECT_FALSE(fs::exists(root_));
+}
+
 TEST_F(Environment, AttachingToADestroyedEnvironmentIsUnavailableAndCreatesNothing) {
   const WorkspaceRef ref = *backend_->ref();
   backend_->destroy();
