@@ -1,0 +1,166 @@
+// How the conformance suite gets backends: a BackendFactory per run, and a
+// BackendSession per rule.
+//
+// A rule opens one session, makes the backends it needs from it, and closes
+// it when it ends. Sessions isolate rules from each other: the reference
+// factory starts one embedded mock of the Lizard API per session, so request
+// journals, faults and the mock clock never mix between rules running in
+// parallel. A third party usually needs only `make()`, `capabilities()` and
+// `deviations()`:
+//
+//   class MySession : public lizard::conformance::BackendSession {
+//    public:
+//     std::unique_ptr<WorkspaceBackend> make() override { return std::make_unique<MyBackend>(); }
+//     Capabilities capabilities() const override { return {Capability::kCommands}; }
+//   };
+//   class MyFactory : public lizard::conformance::BackendFactory {
+//    public:
+//     std::string name() const override { return "mine"; }
+//     std::unique_ptr<BackendSession> open(const RuleInfo&) override {
+//       return std::make_unique<MySession>();
+//     }
+//   };
+//
+// Thread safety: `BackendFactory::open` may be called from several threads at
+// once (rules run in parallel). A session is used by one rule, but that rule
+// may call `make`, `attach` and the PlatformControl from several threads at
+// once (the concurrency rules do), so those must be thread-safe too.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lizard/conformance/rules.h"
+#include "lizard/workspace/backend.h"
+
+namespace lizard::conformance {
+
+using workspace::Capabilities;
+using workspace::Capability;
+using workspace::WorkspaceBackend;
+using workspace::WorkspaceRef;
+
+// Ways a backend knowingly differs from an ordinary POSIX environment. Each
+// one turns the rules that cannot hold under it into a SKIP with the reason.
+struct Deviations {
+  // Commands run as uid 0, so `chmod 000` does not keep them (or the files
+  // API, when it acts as the same user) out: fs.permission-denied is skipped.
+  bool commands_run_as_root = false;
+  // Shell strings cannot run (`/bin/sh -c` missing); rules that need one skip.
+  bool no_posix_shell = false;
+};
+
+// One HTTP request as the platform saw it (the auth headers are never kept).
+struct HttpRequestRecord {
+  std::string method;
+  std::string path;   // without the query string
+  std::string query;  // raw, without '?'
+  int status = 0;
+  std::string body;
+};
+
+// A fault the platform injects for the requests whose method and path match
+// (the mock's glob: '*' within one segment, '**' across segments).
+struct FaultSpec {
+  enum class Kind {
+    kRespond,             // answer `status` with `body`; the request is not handled
+    kClose,               // drop the connection without answering; not handled
+    kCloseAfterHandling,  // handle the request (side effects happen), then drop the connection
+    kDelay,               // wait `delay`, then handle normally
+  };
+  std::string method = "*";
+  std::string path_pattern;
+  Kind kind = Kind::kRespond;
+  int status = 500;
+  std::string body = R"({"error":"injected fault"})";
+  std::chrono::milliseconds delay{0};
+  int times = -1;  // the next `times` matches; -1: every match
+};
+
+// Settings the profile rules change on a backend; an empty field keeps the
+// session's default.
+struct BackendOverrides {
+  std::optional<std::string> size;                    // e.g. "small"
+  std::optional<std::chrono::milliseconds> lifetime;  // sandbox lifetime
+  std::map<std::string, std::string> env;             // the backend-wide env
+  std::optional<std::string> api_key;                 // e.g. a key the platform rejects
+  std::optional<WorkspaceRef> ref;                    // attach instead of create
+};
+
+// The view of a platform that the `lizard.*` profile rules need: the HTTP
+// traffic, the clock, faults and backend settings. The embedded mock offers
+// all of it; against a real platform a session returns nullptr from
+// `platform()` and those rules SKIP with the reason.
+// Thread-safe.
+class PlatformControl {
+ public:
+  virtual ~PlatformControl() = default;
+
+  // Every request the session's platform received so far, oldest first.
+  virtual std::vector<HttpRequestRecord> requests() const = 0;
+  virtual void clear_requests() = 0;
+  // Moves the platform's clock past every sandbox's lifetime (they expire).
+  virtual void expire_all() = 0;
+  virtual void add_fault(const FaultSpec& fault) = 0;
+  virtual void clear_faults() = 0;
+  // The platform's per-request command execution limit.
+  virtual std::chrono::milliseconds exec_limit() const = 0;
+  // A backend built with the session's defaults changed by `overrides`.
+  // Throws what the backend's constructor throws (std::invalid_argument for
+  // an invalid size, say).
+  virtual std::unique_ptr<WorkspaceBackend> make_with(const BackendOverrides& overrides) = 0;
+  // Log lines the backends of this session wrote through their log sink.
+  virtual std::vector<std::string> log_lines() const { return {}; }
+};
+
+// The backends one rule works with. Destroying the session ends everything
+// it started (the reference factory stops its mock here).
+class BackendSession {
+ public:
+  virtual ~BackendSession() = default;
+
+  // A backend that uses a fresh environment (created on first use, or
+  // already existing but unused by any other backend of this session).
+  virtual std::unique_ptr<WorkspaceBackend> make() = 0;
+  // A backend for an existing environment, or nullptr when the backend
+  // cannot attach by ref (rules that need it SKIP). Must not do I/O
+  // beyond what the backend's own first operation does.
+  virtual std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& /*ref*/) { return nullptr; }
+  virtual bool can_attach() const { return false; }
+  // Ends an environment by ref. The default attaches and calls destroy();
+  // without attach support it does nothing. Must not throw for an
+  // environment that is already gone.
+  virtual void destroy_environment(const WorkspaceRef& ref);
+
+  // What every backend of this session offers (a rule needing a capability
+  // not listed here SKIPs; a listed capability that is missing FAILs).
+  virtual Capabilities capabilities() const = 0;
+  virtual Deviations deviations() const { return {}; }
+  // Strings that must never reach a command's environment (the API key).
+  virtual std::vector<std::string> secrets() const { return {}; }
+  // nullptr when no view of the platform exists (see PlatformControl).
+  virtual PlatformControl* platform() { return nullptr; }
+};
+
+class BackendFactory {
+ public:
+  virtual ~BackendFactory() = default;
+
+  // Shown in reports, e.g. "lizard (embedded mock)".
+  virtual std::string name() const = 0;
+  // The profile whose rules apply in addition to the common ones: "lizard"
+  // for the Lizard backend; empty for none.
+  virtual std::string profile() const { return {}; }
+  // A session for one rule. Thread-safe; may throw (the rule then FAILs with
+  // the message).
+  virtual std::unique_ptr<BackendSession> open(const RuleInfo& rule) = 0;
+  // Lines appended to the reports after the rule table (e.g. sandboxes
+  // created and deleted, a cost estimate). Called once all rules ended.
+  virtual std::vector<std::string> report_notes() const { return {}; }
+};
+
+}  // namespace lizard::conformance

@@ -1,0 +1,44 @@
+// Conformance factories for LizardSandboxBackend (target
+// lizard_conformance_lizard): on the embedded mock of the Lizard API, and on
+// the real API.
+//
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "lizard/conformance/backend_factory.h"
+#include "lizard/workspace/lizard_sandbox_backend.h"
+
+namespace lizard::conformance {
+
+struct LizardMockFactoryOptions {
+  // The mock's per-request exec limit in sessions of rules that exercise it
+  // (RuleInfo::wants_short_exec_limit); other sessions keep the API's 600 s.
+  std::chrono::milliseconds short_exec_limit{1500};
+};
+
+// One embedded lizard::mock::MockServer per session (per rule), so journals,
+// faults and the clock never mix between rules running at once. The
+// sessions' PlatformControl is the mock's journal, faults and clock.
+std::unique_ptr<BackendFactory> make_lizard_mock_factory(LizardMockFactoryOptions options = {});
+
+struct LizardLiveFactoryOptions {
+  // Key, project and URL (usually LizardOptions::from_environment()).
+  workspace::LizardOptions base;
+  // Tags every sandbox ("lizard-conformance-run": run_id) so a run's
+  // sandboxes can be found and cleaned up. Empty: a random ID.
+  std::string run_id;
+  std::string size = "small";
+  std::chrono::milliseconds lifetime{std::chrono::minutes(10)};
+  double dollars_per_hour = 0.0162;  // the price of `size`
+};
+
+// The real API: no platform view (the lizard.* rules that need one SKIP);
+// every sandbox is deleted when its rule ends; report_notes() lists the
+// sandboxes created, deleted and left behind, and a cost estimate.
+std::unique_ptr<BackendFactory> make_lizard_live_factory(LizardLiveFactoryOptions options);
+
+}  // namespace lizard::conformance

@@ -1,0 +1,53 @@
+// The rule table: the single source of the contract's rule IDs
+// (docs/contract.md). Tests, --list-rules, reports and the mutation report
+// all read it.
+//
+// Thread safety: the table is immutable; every function here is thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lizard::conformance {
+
+// What a rule needs before it can say anything; a need the session cannot
+// meet makes the rule SKIP with the reason.
+enum Need : unsigned {
+  kNeedCommands = 1u << 0,    // SupportsCommands
+  kNeedFilesystem = 1u << 1,  // SupportsFilesystem
+  kNeedRealpath = 1u << 2,    // SupportsRealpath
+  kNeedShell = 1u << 3,       // shell strings (Deviations::no_posix_shell unset)
+  kNeedAttach = 1u << 4,      // BackendSession::can_attach()
+  kNeedPlatform = 1u << 5,    // BackendSession::platform() (the lizard profile's view)
+};
+
+struct RuleInfo {
+  std::string_view id;       // "cmd.output-limit"
+  std::string_view summary;  // one line, from the contract
+  unsigned needs = 0;        // Need bits
+  std::string_view profile;  // "" for every backend, "lizard" for the lizard profile
+  // The rule exercises the platform's per-request execution limit; a
+  // factory that can shorten it for this session should (lizard.long-command).
+  bool wants_short_exec_limit = false;
+};
+
+// Every rule, in contract order.
+const std::vector<RuleInfo>& all_rules();
+
+// The rule with this ID, or nullptr.
+const RuleInfo* find_rule(std::string_view id);
+
+// The GoogleTest name of a rule ID: each part between '.' and '-' capitalized
+// and joined, "cmd.output-limit" -> "CmdOutputLimit" (gtest names cannot hold
+// '.' or '-').
+std::string gtest_name(std::string_view id);
+
+// The rule whose gtest_name() is `name`, or nullptr.
+const RuleInfo* find_rule_by_gtest_name(std::string_view name);
+
+// The suite's version, reported as "suite_version".
+inline constexpr const char* kSuiteVersion = "1.0.0";
+
+}  // namespace lizard::conformance

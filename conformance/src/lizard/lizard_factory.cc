@@ -1,0 +1,260 @@
+#include "lizard/conformance/lizard_factory.h"
+
+#include <iomanip>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include "lizard/mock/mock_server.h"
+
+namespace lizard::conformance {
+
+namespace {
+
+using workspace::LizardOptions;
+using workspace::LizardSandbox;
+using workspace::LizardSandboxBackend;
+
+LizardOptions apply(LizardOptions options, const BackendOverrides& o) {
+  if (o.size) options.size = *o.size;
+  if (o.lifetime) options.lifetime = *o.lifetime;
+  if (!o.env.empty()) options.env = o.env;
+  if (o.api_key) options.api_key = *o.api_key;
+  if (o.ref) options.ref = o.ref;
+  return options;
+}
+
+class MockPlatform : public PlatformControl {
+ public:
+  MockPlatform(mock::MockServer& server, std::chrono::milliseconds exec_limit,
+               const LizardOptions& options)
+      : server_(server), exec_limit_(exec_limit), options_(options) {}
+
+  std::vector<HttpRequestRecord> requests() const override {
+    std::vector<HttpRequestRecord> out;
+    for (const auto& e : server_.requests()) {
+      out.push_back({e.method, e.path, e.query, e.status, e.body});
+    }
+    return out;
+  }
+  void clear_requests() override { server_.clear_journal(); }
+  void expire_all() override { server_.advance_clock(std::chrono::hours(48)); }
+  void add_fault(const FaultSpec& fault) override {
+    mock::FaultRule rule;
+    rule.method = fault.method;
+    rule.path_pattern = fault.path_pattern;
+    switch (fault.kind) {
+      case FaultSpec::Kind::kRespond:
+        rule.action = mock::FaultRule::Action::kRespond;
+        break;
+      case FaultSpec::Kind::kClose:
+        rule.action = mock::FaultRule::Action::kClose;
+        break;
+      case FaultSpec::Kind::kCloseAfterHandling:
+        rule.action = mock::FaultRule::Action::kCloseAfterHandling;
+        break;
+      case FaultSpec::Kind::kDelay:
+        rule.action = mock::FaultRule::Action::kDelay;
+        break;
+    }
+    rule.status = fault.status;
+    rule.body = fault.body;
+    rule.delay = fault.delay;
+    rule.times = fault.times;
+    server_.add_fault(rule);
+  }
+  void clear_faults() override { server_.clear_faults(); }
+  std::chrono::milliseconds exec_limit() const override { return exec_limit_; }
+  std::unique_ptr<WorkspaceBackend> make_with(const BackendOverrides& overrides) override {
+    return std::make_unique<LizardSandboxBackend>(apply(options_, overrides));
+  }
+  std::vector<std::string> log_lines() const override {
+    std::lock_guard<std::mutex> lock(log_mutex_);
+    return log_;
+  }
+  void log(std::string_view line) {
+    std::lock_guard<std::mutex> lock(log_mutex_);
+    log_.emplace_back(line);
+  }
+
+ private:
+  mock::MockServer& server_;
+  std::chrono::milliseconds exec_limit_;
+  const LizardOptions& options_;
+  mutable std::mutex log_mutex_;
+  std::vector<std::string> log_;
+};
+
+mock::MockOptions mock_options(const RuleInfo& rule, const LizardMockFactoryOptions& factory) {
+  mock::MockOptions options;
+  if (rule.wants_short_exec_limit) options.exec_limit = factory.short_exec_limit;
+  return options;
+}
+
+class MockSession : public BackendSession {
+ public:
+  MockSession(const RuleInfo& rule, const LizardMockFactoryOptions& factory)
+      : server_(mock_options(rule, factory)),
+        exec_limit_(rule.wants_short_exec_limit ? factory.short_exec_limit
+                                                : mock::MockOptions{}.exec_limit) {
+    options_.api_key = server_.api_key();
+    options_.project = server_.project_id();
+    options_.api_url = server_.url();
+    platform_ = std::make_unique<MockPlatform>(server_, exec_limit_, options_);
+    MockPlatform* platform = platform_.get();
+    options_.log = [platform](std::string_view line) { platform->log(line); };
+  }
+  std::unique_ptr<WorkspaceBackend> make() override {
+    return std::make_unique<LizardSandboxBackend>(options_);
+  }
+  std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& ref) override {
+    LizardOptions options = options_;
+    options.ref = ref;
+    return std::make_unique<LizardSandboxBackend>(options);
+  }
+  bool can_attach() const override { return true; }
+  void destroy_environment(const WorkspaceRef& ref) override {
+    LizardSandbox(options_).destroy(ref);
+  }
+  Capabilities capabilities() const override {
+    return {Capability::kCommands, Capability::kFilesystem, Capability::kRealpath};
+  }
+  Deviations deviations() const override {
+    Deviations d;
+    d.commands_run_as_root = true;
+    return d;
+  }
+  std::vector<std::string> secrets() const override { return {server_.api_key()}; }
+  PlatformControl* platform() override { return platform_.get(); }
+
+ private:
+  mock::MockServer server_;
+  std::chrono::milliseconds exec_limit_;
+  LizardOptions options_;
+  std::unique_ptr<MockPlatform> platform_;
+};
+
+class MockFactory : public BackendFactory {
+ public:
+  explicit MockFactory(LizardMockFactoryOptions options) : options_(options) {}
+  std::string name() const override { return "lizard (embedded mock)"; }
+  std::string profile() const override { return "lizard"; }
+  std::unique_ptr<BackendSession> open(const RuleInfo& rule) override {
+    return std::make_unique<MockSession>(rule, options_);
+  }
+
+ private:
+  LizardMockFactoryOptions options_;
+};
+
+// Bookkeeping of a live run: what was created and deleted, and for how long.
+struct LiveLedger {
+  std::mutex mutex;
+  int created = 0;
+  int deleted = 0;
+  std::vector<std::string> left_behind;
+  double sandbox_seconds = 0;
+};
+
+class LiveSession : public BackendSession {
+ public:
+  LiveSession(LizardOptions options, std::shared_ptr<LiveLedger> ledger)
+      : options_(std::move(options)),
+        ledger_(std::move(ledger)),
+        opened_(std::chrono::steady_clock::now()) {}
+  std::unique_ptr<WorkspaceBackend> make() override {
+    return std::make_unique<LizardSandboxBackend>(options_);
+  }
+  std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& ref) override {
+    LizardOptions options = options_;
+    options.ref = ref;
+    return std::make_unique<LizardSandboxBackend>(options);
+  }
+  bool can_attach() const override { return true; }
+  void destroy_environment(const WorkspaceRef& ref) override {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_).count();
+    bool ok = true;
+    try {
+      LizardSandbox(options_).destroy(ref);
+    } catch (...) {
+      ok = false;
+    }
+    std::lock_guard<std::mutex> lock(ledger_->mutex);
+    ++ledger_->created;
+    ledger_->sandbox_seconds += seconds;
+    if (ok) {
+      ++ledger_->deleted;
+    } else {
+      ledger_->left_behind.push_back(ref.to_string());
+    }
+  }
+  Capabilities capabilities() const override {
+    return {Capability::kCommands, Capability::kFilesystem, Capability::kRealpath};
+  }
+  Deviations deviations() const override {
+    Deviations d;
+    d.commands_run_as_root = true;
+    return d;
+  }
+  std::vector<std::string> secrets() const override { return {options_.api_key}; }
+
+ private:
+  LizardOptions options_;
+  std::shared_ptr<LiveLedger> ledger_;
+  std::chrono::steady_clock::time_point opened_;
+};
+
+class LiveFactory : public BackendFactory {
+ public:
+  explicit LiveFactory(LizardLiveFactoryOptions options)
+      : options_(std::move(options)), ledger_(std::make_shared<LiveLedger>()) {
+    if (options_.run_id.empty()) {
+      std::random_device rd;
+      std::ostringstream id;
+      id << "lc-" << std::hex << rd() << rd();
+      options_.run_id = id.str();
+    }
+  }
+  std::string name() const override { return "lizard (live API)"; }
+  std::string profile() const override { return "lizard"; }
+  std::unique_ptr<BackendSession> open(const RuleInfo& rule) override {
+    LizardOptions options = options_.base;
+    options.size = options_.size;
+    options.lifetime = options_.lifetime;
+    options.metadata["lizard-conformance-run"] = options_.run_id;
+    options.metadata["lizard-conformance-rule"] = std::string(rule.id);
+    return std::make_unique<LiveSession>(options, ledger_);
+  }
+  std::vector<std::string> report_notes() const override {
+    std::lock_guard<std::mutex> lock(ledger_->mutex);
+    std::ostringstream cost;
+    cost << std::fixed << std::setprecision(4)
+         << ledger_->sandbox_seconds / 3600.0 * options_.dollars_per_hour;
+    std::vector<std::string> notes = {
+        "live run " + options_.run_id + ": sandboxes created " + std::to_string(ledger_->created) +
+            ", deleted " + std::to_string(ledger_->deleted) + ", left behind " +
+            std::to_string(ledger_->left_behind.size()),
+        "estimated cost: $" + cost.str() + " (" +
+            std::to_string(static_cast<long>(ledger_->sandbox_seconds)) +
+            " sandbox-seconds of size " + options_.size + ")"};
+    for (const auto& ref : ledger_->left_behind) notes.push_back("left behind: " + ref);
+    return notes;
+  }
+
+ private:
+  LizardLiveFactoryOptions options_;
+  std::shared_ptr<LiveLedger> ledger_;
+};
+
+}  // namespace
+
+std::unique_ptr<BackendFactory> make_lizard_mock_factory(LizardMockFactoryOptions options) {
+  return std::make_unique<MockFactory>(options);
+}
+
+std::unique_ptr<BackendFactory> make_lizard_live_factory(LizardLiveFactoryOptions options) {
+  return std::make_unique<LiveFactory>(std::move(options));
+}
+
+}  // namespace lizard::conformance

@@ -1,0 +1,160 @@
+// lizard-conformance: runs the conformance suite against a backend and
+// reports every rule (see --help).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lizard/conformance/runner.h"
+#include "lizard/conformance/suite.h"
+#ifdef LIZARD_CONFORMANCE_HAVE_LOCAL
+#include "lizard/conformance/local_factory.h"
+#endif
+#ifdef LIZARD_CONFORMANCE_HAVE_LIZARD
+#include "lizard/conformance/lizard_factory.h"
+#endif
+
+namespace {
+
+using lizard::conformance::BackendFactory;
+
+constexpr const char* kUsage = R"(usage: lizard-conformance [options] [--gtest [gtest flags...]]
+
+Runs the workspace conformance suite: one test per rule of the contract
+(docs/contract.md), each reported PASS, FAIL or SKIP with its time and reason.
+Exit status: 0 when no rule FAILs, 1 when one does, 2 on a usage error.
+
+  --backend lizard   the reference backend on an embedded mock of the Lizard API (default)
+  --backend local    LocalWorkspaceBackend
+  --live             with --backend lizard: the real API; credentials from LIZARD_API_KEY and
+                     LIZARD_PROJECT_ID, LIZARD_API_URL overrides the endpoint
+  --list-rules       print the rule table (ID, gtest name, profile, summary) and exit
+  --filter PATTERN   rule IDs to run: ':'-separated globs, '-' excludes ('fs.*:-fs.large-*')
+  --jobs N           rules running at once (default 4)
+  --rule-timeout S   a rule running longer FAILs (default 150)
+  --report-md FILE   write a Markdown report
+  --report-json FILE write the JSON report
+  --junit FILE       write a JUnit XML report
+  --gtest ...        run the rules as GoogleTest tests (sequential) with the given gtest flags
+)";
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "lizard-conformance: " << message << "\n\n" << kUsage;
+  std::exit(2);
+}
+
+std::unique_ptr<BackendFactory> make_factory(const std::string& backend, bool live) {
+  if (backend == "local") {
+    if (live) usage_error("--live applies to --backend lizard only");
+#ifdef LIZARD_CONFORMANCE_HAVE_LOCAL
+    return lizard::conformance::make_local_factory();
+#else
+    usage_error("this build has no LocalWorkspaceBackend");
+#endif
+  }
+  if (backend == "lizard") {
+#ifdef LIZARD_CONFORMANCE_HAVE_LIZARD
+    if (live) {
+      lizard::conformance::LizardLiveFactoryOptions options;
+      options.base = lizard::workspace::LizardOptions::from_environment();
+      if (options.base.api_key.empty() || options.base.project.empty()) {
+        usage_error("--live needs LIZARD_API_KEY and LIZARD_PROJECT_ID");
+      }
+      return lizard::conformance::make_lizard_live_factory(std::move(options));
+    }
+    return lizard::conformance::make_lizard_mock_factory();
+#else
+    usage_error("this build has no LizardSandboxBackend or no embedded mock");
+#endif
+  }
+  usage_error("unknown backend '" + backend + "' (lizard or local)");
+}
+
+void list_rules() {
+  for (const auto& rule : lizard::conformance::all_rules()) {
+    std::cout << rule.id << "\t" << lizard::conformance::gtest_name(rule.id) << "\t"
+              << (rule.profile.empty() ? "common" : std::string(rule.profile)) << "\t"
+              << rule.summary << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string backend = "lizard";
+  bool live = false;
+  bool gtest_mode = false;
+  lizard::conformance::RunnerOptions options;
+  options.out = &std::cout;
+  std::vector<char*> gtest_args = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (gtest_mode) {
+      gtest_args.push_back(argv[i]);
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (arg == "--backend") {
+      backend = value();
+    } else if (arg == "--live") {
+      live = true;
+    } else if (arg == "--list-rules") {
+      list_rules();
+      return 0;
+    } else if (arg == "--filter") {
+      options.filter = value();
+    } else if (arg == "--jobs" || arg == "-j") {
+      const std::string v = value();
+      options.jobs = std::atoi(v.c_str());
+      if (options.jobs < 1) usage_error("--jobs needs a positive number");
+    } else if (arg == "--rule-timeout") {
+      const int seconds = std::atoi(value().c_str());
+      if (seconds < 1) usage_error("--rule-timeout needs a positive number of seconds");
+      options.rule_deadline = std::chrono::seconds(seconds);
+    } else if (arg == "--report-md") {
+      options.report_md = value();
+    } else if (arg == "--report-json") {
+      options.report_json = value();
+    } else if (arg == "--junit") {
+      options.junit = value();
+    } else if (arg == "--gtest") {
+      gtest_mode = true;
+    } else {
+      usage_error("unknown option '" + arg + "'");
+    }
+  }
+  std::shared_ptr<BackendFactory> factory = make_factory(backend, live);
+  if (gtest_mode) {
+    lizard::conformance::register_suite("Conformance", [factory] {
+      struct Borrowed : BackendFactory {
+        explicit Borrowed(std::shared_ptr<BackendFactory> f) : f_(std::move(f)) {}
+        std::string name() const override { return f_->name(); }
+        std::string profile() const override { return f_->profile(); }
+        std::unique_ptr<lizard::conformance::BackendSession> open(
+            const lizard::conformance::RuleInfo& rule) override {
+          return f_->open(rule);
+        }
+        std::shared_ptr<BackendFactory> f_;
+      };
+      return std::make_unique<Borrowed>(factory);
+    });
+    int gtest_argc = static_cast<int>(gtest_args.size());
+    testing::InitGoogleTest(&gtest_argc, gtest_args.data());
+    const int status = RUN_ALL_TESTS();
+    std::cout.flush();
+    std::_Exit(status);
+  }
+  const int status = lizard::conformance::run_conformance(*factory, options);
+  std::cout.flush();
+  std::cerr.flush();
+  // A rule abandoned past its deadline may still hold a thread; do not wait for it.
+  std::_Exit(status);
+}

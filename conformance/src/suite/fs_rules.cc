@@ -1,0 +1,614 @@
+// The file rules (fs.*) and the realpath rules (path.*).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "rule_bodies.h"
+#include "rule_context.h"
+
+namespace lizard::conformance::internal {
+
+using workspace::SupportsFilesystem;
+
+namespace {
+
+std::string all_bytes() {
+  std::string data;
+  for (int i = 0; i < 256; ++i) data += static_cast<char>(i);
+  return data;
+}
+
+std::string random_bytes(std::size_t size, std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::string data(size, '\0');
+  for (std::size_t i = 0; i < size; i += 8) {
+    std::uint64_t v = engine();
+    for (std::size_t j = 0; j < 8 && i + j < size; ++j)
+      data[i + j] = static_cast<char>(v >> (8 * j));
+  }
+  return data;
+}
+
+// The files API of `b`, each call guarded so a hang fails the rule.
+class Files {
+ public:
+  Files(RuleContext& ctx, BackendPtr b) : ctx_(ctx), b_(std::move(b)), f_(&ctx.fs(*b_)) {}
+
+  std::string read(const std::string& path) {
+    auto out = std::make_shared<std::string>();
+    auto keep = b_;
+    auto* f = f_;
+    ctx_.guarded([keep, f, path, out] { *out = f->read_bytes(path); }, Seconds(120),
+                 "read_bytes(" + path + ")");
+    return *out;
+  }
+  void write(const std::string& path, const std::string& data) {
+    auto keep = b_;
+    auto* f = f_;
+    auto shared = std::make_shared<std::string>(data);
+    ctx_.guarded([keep, f, path, shared] { f->write_bytes(path, *shared); }, Seconds(120),
+                 "write_bytes(" + path + ")");
+  }
+  FileEntry stat(const std::string& path) {
+    auto out = std::make_shared<FileEntry>();
+    auto keep = b_;
+    auto* f = f_;
+    ctx_.guarded([keep, f, path, out] { *out = f->stat(path); }, Seconds(60), "stat(" + path + ")");
+    return *out;
+  }
+  std::vector<FileEntry> list(const std::string& path) {
+    auto out = std::make_shared<std::vector<FileEntry>>();
+    auto keep = b_;
+    auto* f = f_;
+    ctx_.guarded([keep, f, path, out] { *out = f->list_dir(path); }, Seconds(60),
+                 "list_dir(" + path + ")");
+    return *out;
+  }
+  void mkdir(const std::string& path) {
+    auto keep = b_;
+    auto* f = f_;
+    ctx_.guarded([keep, f, path] { f->make_dir(path); }, Seconds(60), "make_dir(" + path + ")");
+  }
+  void remove(const std::string& path) {
+    auto keep = b_;
+    auto* f = f_;
+    ctx_.guarded([keep, f, path] { f->remove(path); }, Seconds(60), "remove(" + path + ")");
+  }
+  bool exists(const std::string& path) {
+    auto out = std::make_shared<bool>(false);
+    auto keep = b_;
+    auto* f = f_;
+    ctx_.guarded([keep, f, path, out] { *out = f->exists(path); }, Seconds(60),
+                 "exists(" + path + ")");
+    return *out;
+  }
+
+ private:
+  RuleContext& ctx_;
+  BackendPtr b_;
+  SupportsFilesystem* f_;
+};
+
+std::string names_of(const std::vector<FileEntry>& entries) {
+  std::string text;
+  for (const auto& e : entries) text += (text.empty() ? "" : ", ") + e.name;
+  return "[" + text + "]";
+}
+
+const FileEntry* find_entry(const std::vector<FileEntry>& entries, const std::string& name) {
+  for (const auto& e : entries) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void fs_bytes_round_trip(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  const std::string path = dir + "/missing/parents/bytes.bin";
+  const std::string data = all_bytes() + all_bytes();
+  files.write(path, data);
+  EXPECT_TRUE(files.read(path) == data) << "the 256 byte values did not round-trip";
+  files.write(path, "x");
+  EXPECT_EQ(files.read(path), "x") << "an overwrite must replace the content";
+}
+
+void fs_empty_file(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  const std::string path = dir + "/empty";
+  files.write(path, "");
+  EXPECT_EQ(files.read(path), "");
+  auto entry = files.stat(path);
+  EXPECT_FALSE(entry.is_dir);
+  EXPECT_EQ(entry.size, std::optional<std::uint64_t>(0)) << "an empty file must stat with size 0";
+  files.write(path, "content");
+  files.write(path, "");
+  EXPECT_EQ(files.read(path), "") << "overwriting with nothing must leave an empty file";
+  EXPECT_EQ(files.stat(path).size, std::optional<std::uint64_t>(0));
+}
+
+void fs_large_round_trip(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  for (std::size_t mib : {8u, 64u}) {
+    const std::string data = random_bytes(mib * 1024 * 1024, mib);
+    const std::string path = dir + "/large-" + std::to_string(mib);
+    files.write(path, data);
+    const std::string back = files.read(path);
+    EXPECT_EQ(back.size(), data.size()) << mib << " MiB";
+    EXPECT_TRUE(back == data) << mib << " MiB did not round-trip exactly";
+    files.remove(path);
+  }
+}
+
+void fs_exists(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  files.write(dir + "/file", "x");
+  EXPECT_TRUE(files.exists(dir + "/file"));
+  EXPECT_TRUE(files.exists(dir));
+  EXPECT_FALSE(files.exists(dir + "/absent"));
+  EXPECT_FALSE(files.exists(dir + "/absent/deeper"));
+}
+
+void fs_stat_and_list(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  files.write(dir + "/b.txt", "abc");
+  files.write(dir + "/a.txt", "0123456789");
+  files.write(dir + "/B", "1234567");
+  files.write(dir + "/c/deep.txt", "deep");
+  auto entry = files.stat(dir + "/a.txt");
+  EXPECT_EQ(entry.name, "a.txt");
+  EXPECT_EQ(entry.path, dir + "/a.txt");
+  EXPECT_FALSE(entry.is_dir);
+  EXPECT_EQ(entry.size, std::optional<std::uint64_t>(10));
+  auto sub = files.stat(dir + "/c");
+  EXPECT_EQ(sub.name, "c");
+  EXPECT_EQ(sub.path, dir + "/c");
+  EXPECT_TRUE(sub.is_dir);
+  auto list = files.list(dir);
+  ASSERT_EQ(list.size(), 4u) << "one level deep: " << names_of(list);
+  // Byte order: "B" < "a.txt" < "b.txt" < "c".
+  const std::vector<std::string> expected = {"B", "a.txt", "b.txt", "c"};
+  const std::vector<std::uint64_t> sizes = {7, 10, 3, 0};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(list[i].name, expected[i]) << "not sorted by name: " << names_of(list);
+    EXPECT_EQ(list[i].path, dir + "/" + expected[i]);
+    EXPECT_EQ(list[i].is_dir, expected[i] == "c") << expected[i];
+    if (expected[i] != "c") {
+      EXPECT_EQ(list[i].size, std::optional<std::uint64_t>(sizes[i])) << expected[i];
+    }
+  }
+}
+
+void fs_make_dir(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  const std::string deep = dir + "/x/y/z";
+  files.mkdir(deep);
+  EXPECT_TRUE(files.exists(deep));
+  EXPECT_TRUE(files.stat(deep).is_dir);
+  EXPECT_TRUE(files.stat(dir + "/x/y").is_dir);
+  files.write(deep + "/kept", "k");
+  std::string second = describe_throw([&] { files.mkdir(deep); });
+  EXPECT_EQ(second, "none") << "a second make_dir must be a no-op";
+  EXPECT_EQ(files.read(deep + "/kept"), "k") << "a second make_dir changed the directory";
+}
+
+void fs_shared_with_commands(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  const std::string data = "from-files-" + random_hex(8) + "\n\xC3\xA9";
+  files.write(dir + "/api", data);
+  auto r = ctx.run(b, Argv{{"cat", dir + "/api"}});
+  EXPECT_EQ(r.out, data) << "a command does not see what the files API wrote";
+  ctx.sh(b, "printf 'from-command\\001\\377' > " + sh_quote(dir + "/cmd"));
+  EXPECT_EQ(files.read(dir + "/cmd"), "from-command\x01\xff")
+      << "the files API does not see what a command wrote";
+}
+
+void fs_missing_not_found(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* f = &ctx.fs(*b);
+  const std::string dir = ctx.scratch(b);
+  const std::string missing = dir + "/missing";
+  const auto enoent = std::errc::no_such_file_or_directory;
+  LC_EXPECT_ERRC(f->read_bytes(missing), enoent);
+  LC_EXPECT_ERRC(f->stat(missing), enoent);
+  LC_EXPECT_ERRC(f->list_dir(missing), enoent);
+  LC_EXPECT_ERRC(f->remove(missing), enoent);
+  LC_EXPECT_ERRC(f->read_bytes(missing + "/deeper"), enoent);
+}
+
+void fs_read_dir_is_a_directory(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* f = &ctx.fs(*b);
+  const std::string dir = ctx.scratch(b);
+  LC_EXPECT_ERRC(f->read_bytes(dir), std::errc::is_a_directory);
+}
+
+void fs_write_dir_is_a_directory(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* f = &ctx.fs(*b);
+  const std::string dir = ctx.scratch(b);
+  f->make_dir(dir + "/d");
+  f->write_bytes(dir + "/d/inside", "i");
+  LC_EXPECT_ERRC(f->write_bytes(dir + "/d", "x"), std::errc::is_a_directory);
+  EXPECT_TRUE(f->stat(dir + "/d").is_dir) << "the directory was replaced";
+  EXPECT_EQ(f->read_bytes(dir + "/d/inside"), "i");
+}
+
+void fs_list_file_not_a_directory(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* f = &ctx.fs(*b);
+  const std::string dir = ctx.scratch(b);
+  f->write_bytes(dir + "/file", "x");
+  LC_EXPECT_ERRC(f->list_dir(dir + "/file"), std::errc::not_a_directory);
+}
+
+void fs_file_as_parent_not_a_directory(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* f = &ctx.fs(*b);
+  const std::string dir = ctx.scratch(b);
+  f->write_bytes(dir + "/file", "x");
+  const std::string child = dir + "/file/child";
+  LC_EXPECT_ERRC(f->write_bytes(child, "y"), std::errc::not_a_directory);
+  LC_EXPECT_ERRC(f->read_bytes(child), std::errc::not_a_directory);
+  LC_EXPECT_ERRC(f->stat(child), std::errc::not_a_directory);
+  LC_EXPECT_ERRC(f->list_dir(child), std::errc::not_a_directory);
+  EXPECT_EQ(f->read_bytes(dir + "/file"), "x") << "the file in the way was changed";
+}
+
+void fs_make_dir_over_file_exists(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* f = &ctx.fs(*b);
+  const std::string dir = ctx.scratch(b);
+  f->write_bytes(dir + "/file", "keep");
+  LC_EXPECT_ERRC(f->make_dir(dir + "/file"), std::errc::file_exists);
+  EXPECT_EQ(f->read_bytes(dir + "/file"), "keep") << "the file was changed";
+}
+
+void fs_permission_denied(RuleContext& ctx) {
+  auto b = ctx.make();
+  if (ctx.session().deviations().commands_run_as_root) {
+    GTEST_SKIP() << "commands run as root (declared deviation): chmod 000 does not keep root out";
+  }
+  auto uid = ctx.run(b, Argv{{"id", "-u"}});
+  if (uid.out == "0\n") {
+    FAIL() << "commands run as root (id -u prints 0) but the factory does not declare the "
+              "commands_run_as_root deviation";
+  }
+  auto* f = &ctx.fs(*b);
+  const std::string dir = ctx.scratch(b);
+  const std::string path = dir + "/locked";
+  f->write_bytes(path, "secret");
+  ctx.sh(b, "chmod 000 " + sh_quote(path));
+  LC_EXPECT_ERRC(f->read_bytes(path), std::errc::permission_denied);
+  LC_EXPECT_ERRC(f->write_bytes(path, "changed"), std::errc::permission_denied);
+  ctx.sh(b, "chmod 644 " + sh_quote(path));
+  EXPECT_EQ(f->read_bytes(path), "secret") << "a refused write changed the file";
+}
+
+void fs_fifo_read_does_not_hang(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* f = &ctx.fs(*b);
+  const std::string dir = ctx.scratch(b);
+  const std::string fifo = dir + "/fifo";
+  ctx.sh(b, "mkfifo " + sh_quote(fifo));
+  auto outcome = std::make_shared<std::string>();
+  BackendPtr keep = b;
+  const bool finished = run_with_deadline(
+      [keep, f, fifo, outcome] {
+        try {
+          std::string data = f->read_bytes(fifo);
+          *outcome = "returned " + std::to_string(data.size()) + " bytes";
+        } catch (const std::exception&) {
+          *outcome = "";
+        }
+      },
+      Seconds(10));
+  if (!finished) {
+    // Release the blocked reader so its thread can end.
+    try {
+      ctx.run(b, Shell{"printf x > " + sh_quote(fifo)}, {}, Seconds(10));
+    } catch (...) {
+    }
+    FAIL() << "read_bytes of a FIFO with no writer did not fail within 10 s";
+  }
+  EXPECT_EQ(*outcome, "") << "read_bytes of a FIFO with no writer must fail, but it " << *outcome;
+}
+
+void fs_symlink_loop_listing(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  ctx.sh(b, "cd " + sh_quote(dir) + " && ln -s loop loop && printf f > file && mkdir sub");
+  auto list = files.list(dir);
+  ASSERT_EQ(list.size(), 3u) << names_of(list);
+  const FileEntry* loop = find_entry(list, "loop");
+  ASSERT_NE(loop, nullptr) << names_of(list);
+  EXPECT_FALSE(loop->is_dir) << "a looping link must list as a non-directory";
+  EXPECT_EQ(loop->path, dir + "/loop");
+  const FileEntry* file = find_entry(list, "file");
+  ASSERT_NE(file, nullptr);
+  EXPECT_EQ(file->size, std::optional<std::uint64_t>(1));
+  const FileEntry* sub = find_entry(list, "sub");
+  ASSERT_NE(sub, nullptr);
+  EXPECT_TRUE(sub->is_dir);
+}
+
+void fs_remove_file_or_tree(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  files.write(dir + "/file", "x");
+  files.write(dir + "/keep", "k");
+  files.remove(dir + "/file");
+  EXPECT_FALSE(files.exists(dir + "/file"));
+  files.write(dir + "/tree/a/b/leaf", "leaf");
+  files.write(dir + "/tree/top", "top");
+  files.mkdir(dir + "/tree/empty");
+  files.remove(dir + "/tree");
+  EXPECT_FALSE(files.exists(dir + "/tree"));
+  EXPECT_EQ(files.read(dir + "/keep"), "k") << "remove touched a sibling";
+}
+
+void fs_remove_link_not_target(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  files.write(dir + "/target", "target-content");
+  files.write(dir + "/tdir/inner", "inner");
+  ctx.sh(b, "cd " + sh_quote(dir) + " && ln -s target link && ln -s tdir dlink");
+  files.remove(dir + "/link");
+  EXPECT_FALSE(files.exists(dir + "/link")) << "the link is still there";
+  EXPECT_EQ(files.read(dir + "/target"), "target-content") << "removing a link hurt its target";
+  files.remove(dir + "/dlink");
+  EXPECT_EQ(ctx.run(b, Shell{"test -L " + sh_quote(dir + "/dlink")}).exit_code, 1)
+      << "the link to a directory is still there";
+  EXPECT_TRUE(files.exists(dir + "/tdir")) << "removing a link removed the target directory";
+  EXPECT_EQ(files.read(dir + "/tdir/inner"), "inner")
+      << "removing a link to a directory removed the directory's contents";
+}
+
+void fs_remove_refuses_working_dir(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* f = &ctx.fs(*b);
+  const std::string wd = b->working_dir();
+  const std::string marker = wd + "/lc-refuse-" + random_hex(8);
+  f->write_bytes(marker, "m");
+  // Nearest first, and stop at the first path not refused: a backend that
+  // removes one of these must not get the chance to remove a wider one.
+  std::vector<std::string> paths = {wd, wd + "/.", wd + "/", marker + "/.."};
+  for (std::string p = wd; p != "/";) {
+    p = p.substr(0, p.find_last_of('/'));
+    if (p.empty()) p = "/";
+    paths.push_back(p);
+  }
+  paths.push_back("/");
+  paths.push_back("//");
+  for (const auto& path : paths) {
+    std::string got = "no exception";
+    try {
+      f->remove(path);
+    } catch (const std::invalid_argument&) {
+      got = "";
+    } catch (const std::exception&) {
+      got = describe_throw([&] { throw; });
+    }
+    if (!got.empty()) {
+      ADD_FAILURE() << "remove(\"" << path << "\") should be std::invalid_argument, got "
+                    << one_line(got);
+      break;
+    }
+  }
+  EXPECT_TRUE(f->exists(wd)) << "the working directory was removed";
+  EXPECT_TRUE(f->exists(marker)) << "a file in the working directory was removed";
+  try {
+    f->remove(marker);
+  } catch (...) {
+  }
+}
+
+void fs_write_through_symlink(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  files.write(dir + "/target", "old");
+  ctx.sh(b, "cd " + sh_quote(dir) + " && ln -s target link");
+  files.write(dir + "/link", "new content");
+  EXPECT_EQ(files.read(dir + "/target"), "new content") << "the write did not reach the target";
+  EXPECT_EQ(ctx.run(b, Shell{"test -L " + sh_quote(dir + "/link")}).exit_code, 0)
+      << "the link was replaced by a file";
+}
+
+void fs_write_keeps_mode(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  const std::string path = dir + "/script";
+  files.write(path, "#!/bin/sh\necho one\n");
+  ctx.sh(b, "chmod 751 " + sh_quote(path));
+  files.write(path, "#!/bin/sh\necho two\n");
+  EXPECT_EQ(ctx.sh(b, "stat -c %a " + sh_quote(path)), "751\n") << "the mode bits changed";
+  auto r = ctx.run(b, Argv{{path}});
+  EXPECT_EQ(r.out, "two\n") << "the overwritten script does not run with its new content";
+}
+
+void fs_odd_names(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string dir = ctx.scratch(b);
+  const std::vector<std::string> names = {
+      "with space",     "quote'single",
+      "quote\"double",  "$(touch pwned)",
+      "`touch pwned2`", "new\nline",
+      "-leading-dash",  "\xC3\xBCn\xC3\xAF\x63\xC3\xB6\x64\xC3\xA9-\xE6\x97\xA5\xE6\x9C\xAC",
+      "semi;colon",     "back\\slash"};
+  for (const auto& name : names) {
+    const std::string path = dir + "/" + name;
+    files.write(path, "content of " + name);
+    EXPECT_EQ(files.read(path), "content of " + name) << one_line(name);
+    auto entry = files.stat(path);
+    EXPECT_EQ(entry.name, name);
+    EXPECT_EQ(entry.path, path);
+  }
+  auto list = files.list(dir);
+  EXPECT_EQ(list.size(), names.size()) << names_of(list);
+  for (const auto& name : names) {
+    const FileEntry* e = find_entry(list, name);
+    EXPECT_NE(e, nullptr) << "not listed: " << one_line(name);
+    if (e) {
+      EXPECT_EQ(e->path, dir + "/" + name);
+    }
+  }
+  for (const auto& name : names) {
+    files.remove(dir + "/" + name);
+    EXPECT_FALSE(files.exists(dir + "/" + name)) << "not removed: " << one_line(name);
+  }
+  EXPECT_TRUE(files.list(dir).empty()) << "left behind: " << names_of(files.list(dir));
+  EXPECT_FALSE(files.exists(b->working_dir() + "/pwned")) << "a name was run by a shell";
+}
+
+void fs_relative_path_rejected(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* f = &ctx.fs(*b);
+  const std::string rel = "lc-relative-" + random_hex(6);
+  struct Case {
+    const char* what;
+    std::function<void()> call;
+  };
+  const std::vector<Case> cases = {
+      {"read_bytes", [&] { f->read_bytes(rel); }},
+      {"write_bytes", [&] { f->write_bytes(rel, "x"); }},
+      {"stat", [&] { f->stat(rel); }},
+      {"list_dir", [&] { f->list_dir(rel); }},
+      {"make_dir", [&] { f->make_dir(rel + "-dir"); }},
+      {"remove", [&] { f->remove(rel); }},
+      {"exists", [&] { f->exists(rel); }},
+      {"read_bytes(\"./x\")", [&] { f->read_bytes("./" + rel); }},
+      {"write_bytes(\"\")", [&] { f->write_bytes("", "x"); }},
+  };
+  for (const auto& c : cases) {
+    std::string got = "no exception";
+    try {
+      c.call();
+    } catch (const std::invalid_argument&) {
+      got = "";
+    } catch (const std::exception&) {
+      got = describe_throw([&] { throw; });
+    }
+    EXPECT_EQ(got, "") << c.what << " of a relative path should be std::invalid_argument, got "
+                       << one_line(got);
+  }
+  if (auto* r = b->realpath_support()) {
+    std::string got = describe_throw([&] { r->realpath(rel); });
+    EXPECT_NE(got.find("invalid_argument"), std::string::npos)
+        << "realpath of a relative path: " << one_line(got);
+  }
+  EXPECT_FALSE(f->exists(b->working_dir() + "/" + rel)) << "a relative write created a file";
+  EXPECT_FALSE(f->exists(b->working_dir() + "/" + rel + "-dir")) << "a relative make_dir ran";
+}
+
+void path_realpath(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* r = &ctx.rp(*b);
+  const std::string s = ctx.scratch(b);
+  ctx.sh(b, "cd " + sh_quote(s) +
+                " && mkdir -p real/sub dir1 && ln -s real/sub rel && ln -s ../real dir1/up && "
+                "ln -s " +
+                sh_quote(s + "/real") + " abs && ln -s rel chain");
+  auto resolve = [&](const std::string& path) {
+    auto out = std::make_shared<std::string>();
+    BackendPtr keep = b;
+    ctx.guarded([keep, r, path, out] { *out = r->realpath(path); }, Seconds(30),
+                "realpath(" + path + ")");
+    return *out;
+  };
+  EXPECT_EQ(resolve(s + "/rel"), s + "/real/sub")
+      << "a relative target resolves from the link's dir";
+  EXPECT_EQ(resolve(s + "/dir1/up"), s + "/real") << "a '..' target resolves from the link's dir";
+  EXPECT_EQ(resolve(s + "/abs"), s + "/real");
+  EXPECT_EQ(resolve(s + "/chain"), s + "/real/sub") << "a link to a link";
+  EXPECT_EQ(resolve(s + "/rel/.."), s + "/real") << "link/.. climbs from the link's target";
+  EXPECT_EQ(resolve(s + "/real/./sub/../sub"), s + "/real/sub");
+  EXPECT_EQ(resolve(s + "/real/missing/more"), s + "/real/missing/more")
+      << "missing components are kept as written";
+  EXPECT_EQ(resolve(s + "/rel/missing"), s + "/real/sub/missing");
+  EXPECT_EQ(resolve(b->working_dir()), b->working_dir()) << "the working dir maps to itself";
+}
+
+void path_realpath_loop(RuleContext& ctx) {
+  auto b = ctx.make();
+  auto* r = &ctx.rp(*b);
+  const std::string s = ctx.scratch(b);
+  ctx.sh(b, "cd " + sh_quote(s) + " && ln -s b a && ln -s a b && ln -s self self");
+  for (const std::string name : {"a", "self", "a/below"}) {
+    const std::string path = s + "/" + name;
+    auto outcome = std::make_shared<std::string>();
+    BackendPtr keep = b;
+    const bool finished = run_with_deadline(
+        [keep, r, path, outcome] {
+          try {
+            *outcome = "path:" + r->realpath(path);
+          } catch (const std::filesystem::filesystem_error&) {
+            *outcome = "error";
+          } catch (const workspace::WorkspaceError&) {
+            *outcome = "error";
+          } catch (const std::exception& e) {
+            *outcome = std::string("unexpected exception: ") + e.what();
+          }
+        },
+        Seconds(10));
+    ASSERT_TRUE(finished) << "realpath(" << path << ") of a link loop did not end within 10 s";
+    if (outcome->rfind("path:", 0) == 0) {
+      const std::string got = outcome->substr(5);
+      EXPECT_EQ(got.rfind(s + "/", 0), 0u)
+          << "realpath of a loop must fail or give a path inside the loop's directory: " << got;
+    } else {
+      EXPECT_EQ(*outcome, "error") << path;
+    }
+  }
+}
+
+void path_entries_follow_links(RuleContext& ctx) {
+  auto b = ctx.make();
+  Files files(ctx, b);
+  const std::string s = ctx.scratch(b);
+  files.write(s + "/realdir/inner", "12345");
+  files.write(s + "/file", "abc");
+  ctx.sh(b, "cd " + sh_quote(s) + " && ln -s realdir dlink && ln -s file flink");
+  auto d = files.stat(s + "/dlink");
+  EXPECT_TRUE(d.is_dir) << "stat of a link to a directory must say directory";
+  EXPECT_EQ(d.name, "dlink");
+  EXPECT_EQ(d.path, s + "/dlink");
+  auto fl = files.stat(s + "/flink");
+  EXPECT_FALSE(fl.is_dir);
+  EXPECT_EQ(fl.size, std::optional<std::uint64_t>(3)) << "stat follows a link to a file";
+  auto list = files.list(s);
+  const FileEntry* dl = find_entry(list, "dlink");
+  ASSERT_NE(dl, nullptr) << names_of(list);
+  EXPECT_TRUE(dl->is_dir) << "list_dir must report a link to a directory as a directory";
+  const FileEntry* fle = find_entry(list, "flink");
+  ASSERT_NE(fle, nullptr) << names_of(list);
+  EXPECT_FALSE(fle->is_dir);
+  auto through = files.list(s + "/dlink");
+  ASSERT_EQ(through.size(), 1u) << names_of(through);
+  EXPECT_EQ(through[0].name, "inner");
+}
+
+}  // namespace lizard::conformance::internal

@@ -1,0 +1,685 @@
+// The lizard profile rules (lizard.*): what the Lizard backend promises about
+// its HTTP traffic, seen through the session's PlatformControl.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cctype>
+#include <thread>
+
+#include "rule_bodies.h"
+#include "rule_context.h"
+
+namespace lizard::conformance::internal {
+
+using workspace::WorkspaceAuthenticationError;
+using workspace::WorkspaceError;
+using workspace::WorkspaceNotSupportedError;
+using workspace::WorkspaceTransientError;
+using workspace::WorkspaceUnavailableError;
+
+namespace {
+
+PlatformControl& platform(RuleContext& ctx) {
+  auto* p = ctx.platform();
+  if (p == nullptr) throw RuleAbort("the session offers no platform view");
+  return *p;
+}
+
+bool is_create(const HttpRequestRecord& r) {
+  return r.method == "POST" && r.path == "/api/sandboxes";
+}
+
+int count_creates(const std::vector<HttpRequestRecord>& requests) {
+  return static_cast<int>(std::count_if(requests.begin(), requests.end(), is_create));
+}
+
+std::string describe_requests(const std::vector<HttpRequestRecord>& requests) {
+  std::string text;
+  for (const auto& r : requests) {
+    if (text.size() > 400) {
+      text += " ...";
+      break;
+    }
+    text += (text.empty() ? "" : ", ") + r.method + " " + r.path;
+  }
+  return "[" + text + "]";
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+std::string base64_decode(const std::string& in, bool& ok) {
+  static const std::string kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  unsigned value = 0;
+  int bits = 0;
+  ok = true;
+  for (char c : in) {
+    if (c == '=') break;
+    if (c == '\n' || c == '\r') continue;
+    const auto pos = kAlphabet.find(c);
+    if (pos == std::string::npos) {
+      ok = false;
+      return out;
+    }
+    value = (value << 6) | static_cast<unsigned>(pos);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((value >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+// Runs a first operation that needs the sandbox.
+void first_use(RuleContext& ctx, const BackendPtr& b) {
+  if (ctx.has(Capability::kCommands)) {
+    ctx.run(b, Argv{{"true"}});
+  } else {
+    ctx.path_exists(b, b->working_dir());
+  }
+}
+
+// "" when `fn` raised an E, else what happened.
+template <typename E>
+std::string expect_throw(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const E&) {
+    return "";
+  } catch (const RuleAbort&) {
+    throw;
+  } catch (const std::exception&) {
+    return describe_throw([&] { throw; });
+  }
+  return "no exception";
+}
+
+}  // namespace
+
+void lizard_no_request_at_construction(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  p.clear_requests();
+  auto b = ctx.make();
+  (void)b->ref();
+  (void)b->working_dir();
+  (void)b->capabilities();
+  auto other = ctx.adopt(p.make_with({}));
+  BackendOverrides attach;
+  attach.ref = WorkspaceRef{"lizard", "sbx_lc" + random_hex(12)};
+  auto attached = ctx.adopt(p.make_with(attach));
+  (void)attached->ref();
+  EXPECT_TRUE(p.requests().empty()) << "building backends sent " << describe_requests(p.requests());
+  first_use(ctx, b);
+  EXPECT_FALSE(p.requests().empty()) << "the journal saw no request even after first use";
+}
+
+void lizard_one_create(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  p.clear_requests();
+  auto b = ctx.make();
+  constexpr int kThreads = 8;
+  std::barrier start(kThreads);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      try {
+        if (auto* c = b->commands()) {
+          c->run(Argv{{"true"}});
+        } else if (auto* f = b->filesystem()) {
+          f->exists(b->working_dir());
+        }
+      } catch (...) {
+        ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(count_creates(p.requests()), 1) << describe_requests(p.requests());
+  first_use(ctx, b);
+  EXPECT_EQ(count_creates(p.requests()), 1) << "a later operation sent another create";
+}
+
+void lizard_create_body(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  // Invalid sizes: std::invalid_argument before any request.
+  for (const std::string size : {"huge", "", "SMALL", "medium "}) {
+    p.clear_requests();
+    std::string got = expect_throw<std::invalid_argument>([&] {
+      BackendOverrides o;
+      o.size = size;
+      auto b = ctx.adopt(p.make_with(o));
+      first_use(ctx, b);
+    });
+    EXPECT_EQ(got, "") << "size \"" << size << "\" should be std::invalid_argument, got "
+                       << one_line(got);
+    EXPECT_EQ(count_creates(p.requests()), 0) << "size \"" << size << "\" sent a create";
+  }
+  struct Case {
+    BackendOverrides overrides;
+    std::string size;
+    long long lifetime_ms;
+  };
+  BackendOverrides configured;
+  configured.size = "small";
+  configured.lifetime = std::chrono::minutes(15);
+  configured.env = {{"LC_ONE", "1"}, {"LC_TWO", "two words"}};
+  BackendOverrides large;
+  large.size = "large";
+  BackendOverrides defaults;
+  const std::vector<Case> cases = {
+      {configured, "small", 15 * 60 * 1000}, {large, "large", -1}, {defaults, "", 3600 * 1000}};
+  for (const auto& c : cases) {
+    p.clear_requests();
+    auto b = ctx.adopt(p.make_with(c.overrides));
+    first_use(ctx, b);
+    const auto requests = p.requests();
+    std::vector<HttpRequestRecord> creates;
+    std::copy_if(requests.begin(), requests.end(), std::back_inserter(creates), is_create);
+    ASSERT_EQ(creates.size(), 1u) << describe_requests(requests);
+    rapidjson::Document body;
+    body.Parse(creates[0].body.c_str(), creates[0].body.size());
+    ASSERT_TRUE(!body.HasParseError() && body.IsObject())
+        << "the create body is not a JSON object: " << one_line(creates[0].body);
+    auto text = [&](const char* name) -> std::string {
+      auto it = body.FindMember(name);
+      return it != body.MemberEnd() && it->value.IsString() ? it->value.GetString() : "<absent>";
+    };
+    EXPECT_EQ(text("template"), "interpreter");
+    if (!c.size.empty()) {
+      EXPECT_EQ(text("size"), c.size) << "the configured size";
+    }
+    if (c.lifetime_ms > 0) {
+      auto it = body.FindMember("timeoutMs");
+      ASSERT_TRUE(it != body.MemberEnd() && it->value.IsNumber()) << "no timeoutMs (lifetime)";
+      EXPECT_EQ(it->value.GetDouble(), static_cast<double>(c.lifetime_ms))
+          << (c.overrides.lifetime ? "the configured lifetime" : "the default lifetime (1 h)");
+    }
+    auto envs = body.FindMember("envs");
+    std::map<std::string, std::string> sent;
+    if (envs != body.MemberEnd()) {
+      ASSERT_TRUE(envs->value.IsObject()) << "envs is not an object";
+      for (auto m = envs->value.MemberBegin(); m != envs->value.MemberEnd(); ++m) {
+        sent[m->name.GetString()] = m->value.IsString() ? m->value.GetString() : "<not a string>";
+      }
+    }
+    EXPECT_EQ(sent, c.overrides.env) << "envs must hold exactly what the caller passed";
+    EXPECT_EQ(body.FindMember("lizardToken"), body.MemberEnd()) << "the create sends lizardToken";
+  }
+}
+
+void lizard_root_in_workspace(RuleContext& ctx) {
+  auto b = ctx.make();
+  EXPECT_EQ(b->working_dir(), "/workspace");
+  auto r = ctx.run(b, Shell{"id -u; pwd -P"});
+  EXPECT_EQ(r.out, "0\n/workspace\n") << "commands must run as root in /workspace";
+}
+
+void lizard_unknown_ref(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  p.clear_requests();
+  BackendOverrides unknown;
+  unknown.ref = WorkspaceRef{"lizard", "sbx_" + random_hex(16)};
+  auto b = ctx.adopt(p.make_with(unknown));
+  std::string got = expect_throw<WorkspaceUnavailableError>([&] { first_use(ctx, b); });
+  EXPECT_EQ(got, "") << "an unknown ref should be WorkspaceUnavailableError, got " << one_line(got);
+  got = expect_throw<WorkspaceUnavailableError>([&] { first_use(ctx, b); });
+  EXPECT_EQ(got, "") << "second operation on an unknown ref: " << one_line(got);
+  EXPECT_EQ(count_creates(p.requests()), 0) << "an unknown ref led to a create";
+  // An expired one.
+  auto live = ctx.make();
+  first_use(ctx, live);
+  ASSERT_TRUE(live->ref().has_value());
+  p.expire_all();
+  p.clear_requests();
+  BackendOverrides expired;
+  expired.ref = live->ref();
+  auto again = ctx.adopt(p.make_with(expired));
+  got = expect_throw<WorkspaceUnavailableError>([&] { first_use(ctx, again); });
+  EXPECT_EQ(got, "") << "an expired ref should be WorkspaceUnavailableError, got " << one_line(got);
+  EXPECT_EQ(count_creates(p.requests()), 0) << "an expired ref led to a create";
+}
+
+void lizard_no_renew_on_attach(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  auto b = ctx.make();
+  first_use(ctx, b);
+  ASSERT_TRUE(b->ref().has_value());
+  p.clear_requests();
+  BackendOverrides o;
+  o.ref = b->ref();
+  auto attached = ctx.adopt(p.make_with(o));
+  first_use(ctx, attached);
+  first_use(ctx, attached);
+  for (const auto& r : p.requests()) {
+    EXPECT_FALSE(r.path.size() >= 8 && r.path.compare(r.path.size() - 8, 8, "/timeout") == 0)
+        << "attaching sent a lifetime change: " << r.method << " " << r.path;
+    EXPECT_FALSE(is_create(r)) << "attaching sent a create";
+  }
+}
+
+void lizard_run_end_keeps_sandbox(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  auto b = ctx.make();
+  first_use(ctx, b);
+  if (b->filesystem()) b->filesystem()->write_bytes("/workspace/lc-kept", "k");
+  const auto ref = b->ref();
+  ASSERT_TRUE(ref.has_value());
+  ctx.track(*ref);
+  b.reset();
+  const std::string sandbox_path = "/api/sandboxes/" + ref->id;
+  for (const auto& r : p.requests()) {
+    EXPECT_FALSE(r.method == "DELETE" && r.path == sandbox_path)
+        << "a delete was sent without destroy()";
+  }
+  BackendOverrides o;
+  o.ref = ref;
+  auto again = ctx.adopt(p.make_with(o));
+  std::string got = describe_throw([&] { first_use(ctx, again); });
+  EXPECT_EQ(got, "none") << "the sandbox is gone after its backend object ended";
+}
+
+void lizard_destroy(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  auto b = ctx.make();
+  first_use(ctx, b);
+  const auto ref = b->ref();
+  ASSERT_TRUE(ref.has_value());
+  p.clear_requests();
+  ctx.guarded([b] { b->destroy(); }, Seconds(60), "destroy()");
+  bool deleted = false;
+  for (const auto& r : p.requests()) {
+    if (r.method == "DELETE" && r.path == "/api/sandboxes/" + ref->id) deleted = true;
+  }
+  EXPECT_TRUE(deleted) << "destroy() sent no delete: " << describe_requests(p.requests());
+  std::string got = expect_throw<WorkspaceUnavailableError>([&] { first_use(ctx, b); });
+  EXPECT_EQ(got, "") << "an operation after destroy(): " << one_line(got);
+  if (b->filesystem()) {
+    got = expect_throw<WorkspaceUnavailableError>(
+        [&] { b->filesystem()->read_bytes("/workspace/x"); });
+    EXPECT_EQ(got, "") << "read_bytes after destroy(): " << one_line(got);
+  }
+  got = describe_throw([&] { b->destroy(); });
+  EXPECT_EQ(got, "none") << "destroying twice must not be an error";
+}
+
+void lizard_key_stays_on_host(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  const auto secrets = ctx.session().secrets();
+  ASSERT_FALSE(secrets.empty()) << "the session names no API key to look for";
+  const std::string key = secrets.front();
+  std::vector<std::string> messages;
+  BackendOverrides o;
+  o.env = {{"LC_PLAIN", "value"}};
+  auto b = ctx.adopt(p.make_with(o));
+  RunOptions options;
+  options.env["LC_CALL"] = "call";
+  ctx.run(b, Argv{{"printf", "%s", "argv item"}}, options);
+  ctx.run(b, Shell{"env > /dev/null; echo done"});
+  if (auto* f = b->filesystem()) {
+    f->write_bytes("/workspace/lc-key-file", "file content");
+    f->read_bytes("/workspace/lc-key-file");
+    messages.push_back(
+        describe_throw([&] { f->read_bytes("/workspace/lc-missing-" + random_hex(4)); }));
+  }
+  RunOptions bad;
+  bad.timeout = Seconds(-1);
+  messages.push_back(describe_throw([&] { ctx.run(b, Argv{{"true"}}, bad); }));
+  BackendOverrides unknown;
+  unknown.ref = WorkspaceRef{"lizard", "sbx_" + random_hex(16)};
+  auto gone = ctx.adopt(p.make_with(unknown));
+  messages.push_back(describe_throw([&] { first_use(ctx, gone); }));
+  BackendOverrides wrong;
+  wrong.api_key = "liz_wrong_" + random_hex(16);
+  auto rejected = ctx.adopt(p.make_with(wrong));
+  const std::string wrong_message = describe_throw([&] { first_use(ctx, rejected); });
+  messages.push_back(wrong_message);
+  EXPECT_EQ(wrong_message.find(*wrong.api_key), std::string::npos)
+      << "a rejected key appears in the error message";
+  RunOptions timed;
+  timed.timeout = Seconds(1);
+  messages.push_back(describe_throw([&] { ctx.run(b, Shell{"sleep 10"}, timed); }));
+  for (const auto& r : p.requests()) {
+    EXPECT_EQ(r.body.find(key), std::string::npos)
+        << "the API key is in the body of " << r.method << " " << r.path;
+    EXPECT_EQ(r.query.find(key), std::string::npos) << "the API key is in a query string";
+    EXPECT_EQ(r.path.find(key), std::string::npos) << "the API key is in a path";
+    EXPECT_EQ(r.body.find("lizardToken"), std::string::npos)
+        << "a request carries lizardToken: " << r.method << " " << r.path;
+  }
+  for (const auto& m : messages) {
+    EXPECT_EQ(m.find(key), std::string::npos) << "the API key is in an error message";
+  }
+  for (const auto& line : p.log_lines()) {
+    EXPECT_EQ(line.find(key), std::string::npos) << "the API key is in a log line";
+  }
+}
+
+void lizard_output_past_server_cap(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  auto b = ctx.make();
+  first_use(ctx, b);
+  const std::size_t size = 3 * 1024 * 1024;
+  std::string expected;
+  for (long i = 1; expected.size() < size; ++i) expected += std::to_string(i) + "\n";
+  expected.resize(size);
+  std::string expected_err = std::string("\xE2\x82\xAC", 3) + std::string(1, '\0') + "tail";
+  p.clear_requests();
+  auto r = ctx.run(b, Shell{"seq 1 100000000 | head -c " + std::to_string(size) +
+                            "; seq 1 100000000 | head -c " + std::to_string(size) +
+                            " >&2; printf '\\342\\202\\254\\000tail' >&2"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.size(), expected.size());
+  EXPECT_TRUE(r.out == expected) << "3 MiB on stdout did not come back byte-exact";
+  EXPECT_TRUE(r.err == expected + expected_err) << "3 MiB on stderr did not come back byte-exact";
+  bool file_read = false;
+  for (const auto& req : p.requests()) {
+    if (req.method == "GET" && req.path.size() > 6 &&
+        req.path.compare(req.path.size() - 6, 6, "/files") == 0) {
+      file_read = true;
+    }
+  }
+  EXPECT_TRUE(file_read) << "the output did not come through the files API: "
+                         << describe_requests(p.requests());
+}
+
+void lizard_binary_files(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  auto b = ctx.make();
+  first_use(ctx, b);
+  auto* f = &ctx.fs(*b);
+  std::string data;
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 256; ++i) data += static_cast<char>((i * 7 + round) & 0xFF);
+  }
+  const std::string path = "/workspace/lc-binary-" + random_hex(6) + ".bin";
+  p.clear_requests();
+  f->write_bytes(path, data);
+  auto writes = p.requests();
+  bool base64_write = false;
+  for (const auto& r : writes) {
+    EXPECT_EQ(r.path.find("/exec"), std::string::npos) << "write_bytes used a command";
+    if (r.method != "POST" || r.path.size() < 6 ||
+        r.path.compare(r.path.size() - 6, 6, "/files") != 0) {
+      continue;
+    }
+    rapidjson::Document body;
+    body.Parse(r.body.c_str(), r.body.size());
+    if (body.HasParseError() || !body.IsObject()) continue;
+    auto enc = body.FindMember("encoding");
+    auto content = body.FindMember("content");
+    if (enc != body.MemberEnd() && enc->value.IsString() &&
+        std::string(enc->value.GetString()) == "base64" && content != body.MemberEnd() &&
+        content->value.IsString()) {
+      bool ok = false;
+      const std::string decoded = base64_decode(content->value.GetString(), ok);
+      if (ok && decoded == data) base64_write = true;
+    }
+  }
+  EXPECT_TRUE(base64_write) << "no base64 files-API write carried the bytes: "
+                            << describe_requests(writes);
+  p.clear_requests();
+  const std::string back = f->read_bytes(path);
+  EXPECT_TRUE(back == data) << "the bytes did not round-trip";
+  bool raw_read = false;
+  for (const auto& r : p.requests()) {
+    EXPECT_EQ(r.path.find("/exec"), std::string::npos) << "read_bytes used a command";
+    if (r.method == "GET" && r.path.size() >= 6 &&
+        r.path.compare(r.path.size() - 6, 6, "/files") == 0 &&
+        r.query.find("path=") != std::string::npos) {
+      raw_read = true;
+    }
+  }
+  EXPECT_TRUE(raw_read) << "read_bytes did not use the raw files-API read";
+}
+
+void lizard_expired_mid_session(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  auto b = ctx.make();
+  first_use(ctx, b);
+  p.expire_all();
+  std::string got = expect_throw<WorkspaceUnavailableError>([&] { first_use(ctx, b); });
+  EXPECT_EQ(got, "") << "the operation after expiry: " << one_line(got);
+  if (auto* f = b->filesystem()) {
+    got = expect_throw<WorkspaceUnavailableError>([&] { f->read_bytes("/workspace/anything"); });
+    EXPECT_EQ(got, "") << "read_bytes after expiry: " << one_line(got);
+  }
+  EXPECT_EQ(count_creates(p.requests()), 1) << "expiry led to a replacement sandbox";
+}
+
+void lizard_credentials_rejected(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  BackendOverrides wrong;
+  wrong.api_key = "liz_rejected_" + random_hex(16);
+  p.clear_requests();
+  auto creating = ctx.adopt(p.make_with(wrong));
+  std::string message;
+  bool unavailable = false;
+  bool auth_type = false;
+  try {
+    first_use(ctx, creating);
+    message = "no exception";
+  } catch (const WorkspaceAuthenticationError& e) {
+    auth_type = unavailable = true;
+    message = e.what();
+  } catch (const WorkspaceUnavailableError& e) {
+    unavailable = true;
+    message = e.what();
+  } catch (const RuleAbort&) {
+    throw;
+  } catch (const std::exception&) {
+    message = describe_throw([&] { throw; });
+  }
+  const std::string m = lower(message);
+  const bool clear = auth_type || m.find("auth") != std::string::npos ||
+                     m.find("credential") != std::string::npos ||
+                     m.find("api key") != std::string::npos;
+  EXPECT_TRUE(unavailable && clear)
+      << "a rejected key on create should be a clear authentication error "
+         "(a WorkspaceUnavailableError), got "
+      << one_line(message);
+  // Attach with a rejected key.
+  auto good = ctx.make();
+  first_use(ctx, good);
+  BackendOverrides attach = wrong;
+  attach.ref = good->ref();
+  p.clear_requests();
+  auto attached = ctx.adopt(p.make_with(attach));
+  std::string got = expect_throw<WorkspaceUnavailableError>([&] { first_use(ctx, attached); });
+  EXPECT_EQ(got, "") << "a rejected key on attach: " << one_line(got);
+  EXPECT_EQ(count_creates(p.requests()), 0) << "a rejected key on attach sent a create";
+}
+
+void lizard_transient_errors(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  auto check = [&](const std::string& what, const std::function<void()>& fn,
+                   std::optional<int> status) {
+    std::string detail;
+    try {
+      fn();
+      detail = "no exception";
+    } catch (const WorkspaceTransientError& e) {
+      if (status && e.http_status() != status) {
+        detail = "http_status() " + (e.http_status() ? std::to_string(*e.http_status()) : "none");
+      }
+    } catch (const RuleAbort&) {
+      throw;
+    } catch (const std::exception&) {
+      detail = describe_throw([&] { throw; });
+    }
+    EXPECT_EQ(detail, "") << what << " should raise WorkspaceTransientError, got "
+                          << one_line(detail);
+  };
+  // A 503 on create.
+  p.clear_requests();
+  p.add_fault({"POST",
+               "/api/sandboxes",
+               FaultSpec::Kind::kRespond,
+               503,
+               R"({"error":"Service unavailable"})",
+               {},
+               -1});
+  auto b1 = ctx.make();
+  check(
+      "a 503 on create", [&] { first_use(ctx, b1); }, 503);
+  p.clear_faults();
+  // A create whose answer was lost after the sandbox was made.
+  p.clear_requests();
+  p.add_fault({"POST", "/api/sandboxes", FaultSpec::Kind::kCloseAfterHandling, 0, "", {}, 1});
+  auto b2 = ctx.make();
+  std::string lost = describe_throw([&] { first_use(ctx, b2); });
+  EXPECT_NE(lost.find("WorkspaceTransientError"), std::string::npos)
+      << "a dropped create answer should raise WorkspaceTransientError, got " << one_line(lost);
+  EXPECT_EQ(count_creates(p.requests()), 1)
+      << "a create that may have been admitted was sent again: " << describe_requests(p.requests());
+  p.clear_faults();
+  // Failures on a live sandbox.
+  auto b = ctx.make();
+  first_use(ctx, b);
+  p.add_fault({"POST",
+               "/api/sandboxes/*/exec",
+               FaultSpec::Kind::kRespond,
+               429,
+               R"({"error":"Rate limit exceeded","retryAfterS":1})",
+               {},
+               -1});
+  if (b->commands())
+    check(
+        "a 429 on exec", [&] { ctx.run(b, Argv{{"true"}}); }, 429);
+  p.clear_faults();
+  if (auto* f = b->filesystem()) {
+    p.add_fault({"GET",
+                 "/api/sandboxes/*/files",
+                 FaultSpec::Kind::kRespond,
+                 502,
+                 R"({"error":"Bad gateway"})",
+                 {},
+                 -1});
+    check(
+        "a 502 on a file read", [&] { f->read_bytes("/workspace/x"); }, 502);
+    p.clear_faults();
+    p.add_fault({"GET", "/api/sandboxes/*/files", FaultSpec::Kind::kClose, 0, "", {}, -1});
+    check("a dropped connection on a file read", [&] { f->read_bytes("/workspace/x"); }, {});
+    p.clear_faults();
+  }
+  if (b->commands()) {
+    p.add_fault({"POST", "/api/sandboxes/*/exec", FaultSpec::Kind::kClose, 0, "", {}, -1});
+    check("a dropped connection on exec", [&] { ctx.run(b, Argv{{"true"}}); }, {});
+    p.clear_faults();
+  }
+}
+
+void lizard_no_rerun_after_drop(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  auto b = ctx.make();
+  const std::string dir = ctx.scratch(b);
+  const std::string counter = dir + "/runs";
+  p.add_fault(
+      {"POST", "/api/sandboxes/*/exec", FaultSpec::Kind::kCloseAfterHandling, 0, "", {}, 1});
+  std::string outcome;
+  try {
+    auto r = ctx.run(b, Shell{"echo x >> " + sh_quote(counter) + "; sleep 1; printf done"});
+    outcome = r.out == "done" && r.exit_code == 0 ? "" : "a wrong result: " + one_line(r.out);
+  } catch (const WorkspaceTransientError& e) {
+    const std::string m = lower(e.what());
+    outcome = e.may_have_been_admitted() || m.find("unknown") != std::string::npos
+                  ? ""
+                  : std::string("a transient error that does not say the outcome is unknown: ") +
+                        e.what();
+  } catch (const WorkspaceError& e) {
+    outcome = lower(e.what()).find("unknown") != std::string::npos
+                  ? ""
+                  : std::string("an error that does not say the outcome is unknown: ") + e.what();
+  } catch (const RuleAbort&) {
+    throw;
+  } catch (const std::exception&) {
+    outcome = describe_throw([&] { throw; });
+  }
+  p.clear_faults();
+  EXPECT_EQ(outcome, "") << "after a dropped exec the result must be recovered or reported "
+                            "as unknown";
+  const std::string runs = ctx.sh(b, "cat " + sh_quote(counter) + " 2>/dev/null || true");
+  EXPECT_EQ(runs, "x\n") << "the command ran " << std::count(runs.begin(), runs.end(), 'x')
+                         << " times";
+}
+
+void lizard_long_command(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  const auto limit = p.exec_limit();
+  if (limit > std::chrono::seconds(20)) {
+    GTEST_SKIP() << "the platform's per-request exec limit is "
+                 << std::chrono::duration_cast<std::chrono::seconds>(limit).count()
+                 << " s, too long to exercise here";
+  }
+  auto b = ctx.make();
+  const std::string dir = ctx.scratch(b);
+  const std::string counter = dir + "/runs";
+  const double seconds = std::chrono::duration<double>(limit).count() * 2 + 0.5;
+  std::string expected = "start\n";
+  for (int i = 1; i <= 2000; ++i) expected += std::to_string(i) + "\n";
+  expected += "end";
+  auto r = ctx.run(b,
+                   Shell{"echo x >> " + sh_quote(counter) + "; echo start; sleep " +
+                         std::to_string(seconds) + "; seq 1 2000; printf end; printf e >&2"},
+                   {}, Seconds(120));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, expected);
+  EXPECT_EQ(r.err, "e");
+  EXPECT_EQ(ctx.sh(b, "cat " + sh_quote(counter)), "x\n") << "the command was started again";
+}
+
+void lizard_unsupported_501(RuleContext& ctx) {
+  auto& p = platform(ctx);
+  auto b = ctx.make();
+  first_use(ctx, b);
+  auto check = [&](const std::string& what, const std::function<void()>& fn) {
+    std::string detail;
+    try {
+      fn();
+      detail = "no exception";
+    } catch (const WorkspaceNotSupportedError&) {
+    } catch (const RuleAbort&) {
+      throw;
+    } catch (const std::exception& e) {
+      const std::string m = lower(e.what());
+      if (m.find("not supported") == std::string::npos) detail = describe_throw([&] { throw; });
+    }
+    EXPECT_EQ(detail, "") << what << " answered 501 should be a clear not-supported error, got "
+                          << one_line(detail);
+  };
+  if (auto* f = b->filesystem()) {
+    p.add_fault({"GET",
+                 "/api/sandboxes/*/files",
+                 FaultSpec::Kind::kRespond,
+                 501,
+                 R"({"error":"Not implemented"})",
+                 {},
+                 -1});
+    check("a file read", [&] { f->read_bytes("/workspace/x"); });
+    p.clear_faults();
+  }
+  if (b->commands()) {
+    p.add_fault({"POST",
+                 "/api/sandboxes/*/exec",
+                 FaultSpec::Kind::kRespond,
+                 501,
+                 R"({"error":"Not implemented"})",
+                 {},
+                 -1});
+    check("a command", [&] { ctx.run(b, Argv{{"true"}}); });
+    p.clear_faults();
+  }
+}
+
+}  // namespace lizard::conformance::internal
