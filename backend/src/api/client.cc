@@ -235,6 +235,7 @@ class Client::Transport {
     std::string api_key;
     std::chrono::milliseconds timeout{0};
     std::stop_token stop;
+    bool fresh_connection = false;
     // When set, 2xx body bytes go here instead of the response.
     const std::function<void(std::string_view)>* sink = nullptr;
   };
@@ -274,6 +275,7 @@ class Client::Transport {
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(x.timeout.count()));
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (x.fresh_connection) curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &Transport::on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &state);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &Transport::on_header);
@@ -428,6 +430,7 @@ Response Client::request(std::string_view method, std::string_view path, std::st
   x.api_key = options_.api_key;
   x.timeout = call.timeout.count() > 0 ? call.timeout : options_.request_timeout;
   x.stop = call.stop;
+  x.fresh_connection = call.no_replay;
   const auto start = std::chrono::steady_clock::now();
   TransportOutcome outcome = transport_->perform(x);
   if (options_.log) {
@@ -540,8 +543,10 @@ SandboxInfo Client::create_sandbox(const CreateSandboxRequest& request, const Ca
     write_string(w, *request.volume_name);
   }
   w.EndObject();
+  CallOptions once = call;
+  once.no_replay = true;
   const Response r = checked("POST", "/api/sandboxes", {},
-                             std::string_view(buffer.GetString(), buffer.GetSize()), call);
+                             std::string_view(buffer.GetString(), buffer.GetSize()), once);
   auto info = decode_sandbox(parse(r, "POST /api/sandboxes"));
   if (info.sandbox_id.empty()) {
     throw workspace::WorkspaceError("POST /api/sandboxes: the answer names no sandbox");
@@ -768,13 +773,17 @@ FileInfo Client::stat_file(std::string_view sandbox_id, std::string_view path,
 
 void Client::remove_file(std::string_view sandbox_id, std::string_view path,
                          const CallOptions& call) {
-  checked("DELETE", sandbox_path(sandbox_id, "/files"), {}, path_body({{"path", path}}), call);
+  CallOptions once = call;
+  once.no_replay = true;
+  checked("DELETE", sandbox_path(sandbox_id, "/files"), {}, path_body({{"path", path}}), once);
 }
 
 void Client::move_file(std::string_view sandbox_id, std::string_view from, std::string_view to,
                        const CallOptions& call) {
+  CallOptions once = call;
+  once.no_replay = true;
   checked("POST", sandbox_path(sandbox_id, "/files/move"), {},
-          path_body({{"from", from}, {"to", to}}), call);
+          path_body({{"from", from}, {"to", to}}), once);
 }
 
 VolumeInfo Client::create_volume(std::string_view project_id, const CreateVolumeRequest& request,

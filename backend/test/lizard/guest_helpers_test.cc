@@ -122,7 +122,7 @@ TEST_F(GuestHelpersTest, ArgvItemsArriveLiterallyIncludingInvalidUtf8) {
 }
 
 TEST_F(GuestHelpersTest, OutputOverTheLimitIsFlaggedWithHeads) {
-  auto s = spec({"/bin/sh", "-c", "head -c 5000 /dev/zero; printf e >&2; sleep 30"});
+  auto s = spec({"/bin/sh", "-c", "printf e >&2; head -c 5000 /dev/zero; sleep 30"});
   s.limit_bytes = 1000;
   const auto start = std::chrono::steady_clock::now();
   const auto env = run(s);

@@ -49,6 +49,12 @@ struct CallOptions {
   // 0: ClientOptions::request_timeout.
   std::chrono::milliseconds timeout{0};
   std::stop_token stop;
+  // Send on a new connection. libcurl silently re-sends a request whose
+  // reused keep-alive connection died before any answer; for a mutation that
+  // must not happen twice (create, file remove/move) that replay could act
+  // twice, and a new connection is never replayed. The client sets it itself
+  // for those routes.
+  bool no_replay = false;
 };
 
 // An HTTP answer as a value (any status).
