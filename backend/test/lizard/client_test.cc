@@ -1,0 +1,362 @@
+// lizard::api: the error table case by case, the codecs, and the transport
+// against a tiny in-test httplib server (keep-alive, deadline, cancellation).
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "lizard/api/client.h"
+#include "lizard/api/codec.h"
+#include "lizard/api/errors.h"
+#include "lizard/mock/mock_server.h"
+
+namespace lizard::api {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr const char* kSecret = "liz_secret_key_123";
+
+TransportOutcome http(long status, std::string body,
+                      std::map<std::string, std::string> headers = {}) {
+  TransportOutcome o;
+  o.status = status;
+  o.body = std::move(body);
+  o.headers = std::move(headers);
+  o.request_sent = true;
+  return o;
+}
+
+TransportOutcome curl_failure(CURLcode code, bool sent) {
+  TransportOutcome o;
+  o.curl_code = code;
+  o.request_sent = sent;
+  return o;
+}
+
+template <typename E>
+E catch_as(const TransportOutcome& outcome) {
+  try {
+    throw_transport_error(outcome, "POST /api/x", kSecret);
+  } catch (const E& e) {
+    return e;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong type: " << e.what();
+  }
+  throw std::logic_error("unreachable");
+}
+
+TEST(ErrorTableTest, AuthenticationFor401And403) {
+  for (long status : {401L, 403L}) {
+    const auto e = catch_as<workspace::WorkspaceAuthenticationError>(
+        http(status, R"({"error":"Invalid or missing API key"})"));
+    EXPECT_NE(std::string(e.what()).find("Invalid or missing API key"), std::string::npos);
+  }
+  const auto scoped = catch_as<workspace::WorkspaceAuthenticationError>(
+      http(403, R"({"error":"ACCOUNT_SCOPE_REQUIRED","message":"Needs an account key"})"));
+  EXPECT_NE(std::string(scoped.what()).find("Needs an account key"), std::string::npos);
+}
+
+TEST(ErrorTableTest, PaymentNotFoundConflictCarryCodeAndMessage) {
+  const auto paid = catch_as<PaymentRequiredError>(http(402, R"({"error":"Payment required"})"));
+  EXPECT_EQ(paid.status(), 402);
+  const auto missing = catch_as<NotFoundError>(
+      http(404, R"({"error":"Sandbox not found","code":"SANDBOX_NOT_FOUND"})"));
+  EXPECT_EQ(missing.code(), "SANDBOX_NOT_FOUND");
+  EXPECT_EQ(missing.api_message(), "Sandbox not found");
+  const auto conflict =
+      catch_as<ConflictError>(http(409, R"({"error":"VOLUME_IN_USE","message":"busy"})"));
+  EXPECT_EQ(conflict.code(), "VOLUME_IN_USE");
+  EXPECT_EQ(conflict.api_message(), "busy");
+  const auto bad = catch_as<ApiError>(http(400, R"({"error":"Is a directory","code":"EISDIR"})"));
+  EXPECT_EQ(bad.status(), 400);
+  EXPECT_EQ(bad.code(), "EISDIR");
+}
+
+TEST(ErrorTableTest, TimeoutsRateLimitsAndServerErrorsAreTransient) {
+  const auto t408 = catch_as<workspace::WorkspaceTransientError>(http(408, "{}"));
+  EXPECT_FALSE(t408.may_have_been_admitted());
+  const auto t504 = catch_as<workspace::WorkspaceTransientError>(http(504, "gateway"));
+  EXPECT_TRUE(t504.may_have_been_admitted());
+  EXPECT_EQ(t504.http_status(), 504);
+  const auto body_retry =
+      catch_as<workspace::WorkspaceTransientError>(http(429, R"({"error":"x","retryAfterS":12})"));
+  EXPECT_FALSE(body_retry.may_have_been_admitted());
+  EXPECT_EQ(body_retry.retry_after(), 12s);
+  const auto header_retry = catch_as<workspace::WorkspaceTransientError>(
+      http(429, R"({"error":"x"})", {{"retry-after", "30"}}));
+  EXPECT_EQ(header_retry.retry_after(), 30s);
+  for (long status : {500L, 502L, 503L}) {
+    const auto e = catch_as<workspace::WorkspaceTransientError>(http(status, "oops"));
+    EXPECT_EQ(e.http_status(), status);
+  }
+}
+
+TEST(ErrorTableTest, NotImplementedIsNotSupportedByThisPlatform) {
+  const auto e =
+      catch_as<workspace::WorkspaceNotSupportedError>(http(501, R"({"error":"Not implemented"})"));
+  EXPECT_NE(std::string(e.what()).find("not supported by this platform"), std::string::npos);
+}
+
+TEST(ErrorTableTest, CurlFailuresTellWhetherTheRequestWentOut) {
+  for (const CURLcode code : {CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST}) {
+    EXPECT_FALSE(catch_as<workspace::WorkspaceTransientError>(curl_failure(code, false))
+                     .may_have_been_admitted());
+  }
+  for (const CURLcode code : {CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING,
+                              CURLE_PARTIAL_FILE, CURLE_OPERATION_TIMEDOUT}) {
+    EXPECT_TRUE(catch_as<workspace::WorkspaceTransientError>(curl_failure(code, true))
+                    .may_have_been_admitted())
+        << code;
+  }
+  EXPECT_FALSE(
+      catch_as<workspace::WorkspaceTransientError>(curl_failure(CURLE_OPERATION_TIMEDOUT, false))
+          .may_have_been_admitted());
+  catch_as<workspace::WorkspaceCancelledError>(curl_failure(CURLE_ABORTED_BY_CALLBACK, true));
+  catch_as<workspace::WorkspaceError>(curl_failure(CURLE_URL_MALFORMAT, false));
+}
+
+TEST(ErrorTableTest, TheKeyIsRedactedFromEveryMessage) {
+  const std::string echo = std::string(R"({"error":"bad key )") + kSecret + R"("})";
+  for (long status : {400L, 401L, 404L, 429L, 500L, 501L}) {
+    try {
+      throw_transport_error(http(status, echo), "GET /x", kSecret);
+    } catch (const std::exception& e) {
+      EXPECT_EQ(std::string(e.what()).find(kSecret), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(redact("X-API-Key: abc\nAuthorization: Bearer zzz", ""),
+            "X-API-Key: [REDACTED]\nAuthorization: [REDACTED]");
+}
+
+TEST(ErrorBodyTest, CodeAndSentenceFollowTheSdkRules) {
+  EXPECT_EQ(parse_error_body(R"({"error":"Nope","code":"X_Y"})").code, "X_Y");
+  EXPECT_EQ(parse_error_body(R"({"error":"ACCOUNT_SCOPE_REQUIRED","message":"m"})").code,
+            "ACCOUNT_SCOPE_REQUIRED");
+  EXPECT_EQ(parse_error_body(R"({"error":"ACCOUNT_SCOPE_REQUIRED","message":"m"})").message, "m");
+  EXPECT_EQ(parse_error_body(R"({"error":"Plain sentence"})").code, "");
+  EXPECT_EQ(parse_error_body("not json").message, "not json");
+}
+
+TEST(Base64Test, RoundTripsEveryLengthAndRejectsGarbage) {
+  std::string bytes;
+  for (int i = 0; i < 300; ++i) {
+    EXPECT_EQ(base64_decode(base64_encode(bytes)), bytes);
+    bytes.push_back(static_cast<char>(i * 37));
+  }
+  EXPECT_EQ(base64_encode("foob"), "Zm9vYg==");
+  EXPECT_EQ(base64_decode("Zm9v\nYmFy"), "foobar");
+  EXPECT_THROW(base64_decode("Zm9v!"), std::invalid_argument);
+}
+
+TEST(SseParserTest, EventsSurviveAnyChunkingAndLineEnding) {
+  const std::string stream =
+      ": keep-alive\r\ndata: {\"pid\": 7}\r\n\r\ndata: {\"stream\":\"stdout\",\"line\":\"a\"}\n\n"
+      "event: exit\ndata: {\"exitCode\": 3}\n\nevent: error\ndata: one\ndata: two\n\ndata: cut";
+  for (std::size_t chunk = 1; chunk <= stream.size(); ++chunk) {
+    std::vector<std::pair<std::string, std::string>> events;
+    SseParser parser(
+        [&](const std::string& e, const std::string& d) { events.emplace_back(e, d); });
+    for (std::size_t at = 0; at < stream.size(); at += chunk) parser.feed(stream.substr(at, chunk));
+    parser.finish();
+    ASSERT_EQ(events.size(), 4u) << chunk;
+    EXPECT_EQ(events[0], (std::pair<std::string, std::string>{"message", "{\"pid\": 7}"}));
+    EXPECT_EQ(events[2].first, "exit");
+    EXPECT_EQ(events[3], (std::pair<std::string, std::string>{"error", "one\ntwo"}));
+  }
+}
+
+// A tiny server on port 0 for transport behaviour.
+class TinyServer {
+ public:
+  TinyServer() {
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::yield();
+  }
+  ~TinyServer() {
+    server_.stop();
+    thread_.join();
+  }
+  httplib::Server& server() { return server_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(ClientTransportTest, RequestsReuseOneKeepAliveConnectionAndSendTheKeyOnlyInTheHeader) {
+  TinyServer tiny;
+  tiny.server().set_keep_alive_max_count(100);  // httplib's default closes after 5
+  std::mutex mutex;
+  std::set<int> ports;
+  std::set<std::string> keys;
+  std::string bodies;
+  tiny.server().Post("/api/sandboxes/s/files",
+                     [&](const httplib::Request& req, httplib::Response& res) {
+                       std::lock_guard lock(mutex);
+                       ports.insert(req.remote_port);
+                       keys.insert(req.get_header_value("X-API-Key"));
+                       bodies += req.body;
+                       res.set_content("{}", "application/json");
+                     });
+  Client client({.api_key = kSecret, .api_url = tiny.url()});
+  for (int i = 0; i < 10; ++i) client.write_file("s", "/workspace/f", "data");
+  EXPECT_EQ(ports.size(), 1u);
+  EXPECT_EQ(keys, std::set<std::string>{kSecret});
+  EXPECT_EQ(bodies.find(kSecret), std::string::npos);
+}
+
+TEST(ClientTransportTest, DeadlineAndCancellationEndAHangingRequest) {
+  TinyServer tiny;
+  std::atomic<bool> release{false};
+  tiny.server().Get("/api/sandboxes/s", [&](const httplib::Request&, httplib::Response& res) {
+    const auto end = std::chrono::steady_clock::now() + 30s;
+    while (!release && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(10ms);
+    res.set_content("{}", "application/json");
+  });
+  Client client({.api_key = kSecret, .api_url = tiny.url()});
+  try {
+    client.get_sandbox("s", {.timeout = 300ms});
+    ADD_FAILURE() << "expected a deadline";
+  } catch (const workspace::WorkspaceTransientError& e) {
+    EXPECT_TRUE(e.may_have_been_admitted());
+  }
+  std::stop_source stop;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(200ms);
+    stop.request_stop();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(client.get_sandbox("s", {.timeout = 20s, .stop = stop.get_token()}),
+               workspace::WorkspaceCancelledError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);  // did not hang
+  canceller.join();
+  release = true;
+}
+
+TEST(ClientTransportTest, ConnectionRefusedWasNotAdmitted) {
+  int port = 0;
+  {
+    TinyServer tiny;  // a port that was free a moment ago and is closed now
+    port = std::stoi(tiny.url().substr(tiny.url().rfind(':') + 1));
+  }
+  Client client({.api_key = kSecret, .api_url = "http://127.0.0.1:" + std::to_string(port)});
+  try {
+    client.list_projects();
+    ADD_FAILURE() << "expected a transient error";
+  } catch (const workspace::WorkspaceTransientError& e) {
+    EXPECT_FALSE(e.may_have_been_admitted());
+  }
+}
+
+TEST(ClientTransportTest, LargeRawReadLandsWhole) {
+  TinyServer tiny;
+  std::string data(3 << 20, '\0');
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7);
+  tiny.server().Get("/api/sandboxes/s/files",
+                    [&](const httplib::Request& req, httplib::Response& res) {
+                      EXPECT_EQ(req.get_param_value("path"), "/a b/ü");
+                      res.set_content(data, "application/octet-stream");
+                    });
+  Client client({.api_key = kSecret, .api_url = tiny.url()});
+  EXPECT_TRUE(client.read_file("s", "/a b/ü") == data);
+}
+
+// The client against the embedded mock: project resolution, sandboxes,
+// streaming exec, processes and volumes.
+class ClientMockTest : public ::testing::Test {
+ protected:
+  mock::MockServer server_;
+  Client client_{{.api_key = server_.api_key(), .api_url = server_.url()}};
+};
+
+TEST_F(ClientMockTest, ResolvesProjectsCaseInsensitivelyAndCaches) {
+  const auto id = client_.resolve_project(server_.project_id());
+  EXPECT_EQ(id, server_.project_id());
+  EXPECT_EQ(client_.resolve_project("MOCK-PROJECT"), id);
+  server_.clear_journal();
+  EXPECT_EQ(client_.resolve_project("Mock-Project"), id);
+  EXPECT_EQ(client_.resolve_project("MOCK-PROJECT"), id);
+  EXPECT_EQ(server_.requests().size(), 1u);  // the second lookup of a ref is cached
+  EXPECT_THROW(client_.resolve_project("no-such-project"), NotFoundError);
+}
+
+TEST_F(ClientMockTest, SandboxLifecycleExecStreamingAndFiles) {
+  const auto info = client_.create_sandbox(
+      {.template_name = "base", .project_id = server_.project_id(), .timeout_ms = 60000});
+  EXPECT_FALSE(info.sandbox_id.empty());
+  EXPECT_EQ(client_.get_sandbox(info.sandbox_id).sandbox_id, info.sandbox_id);
+  EXPECT_FALSE(client_.list_sandboxes().empty());
+  client_.set_sandbox_timeout(info.sandbox_id, 120000);
+  const auto plain = client_.exec(info.sandbox_id, {.cmd = std::string("printf hi; exit 3")});
+  EXPECT_EQ(plain.out, "hi");
+  EXPECT_EQ(plain.exit_code, 3);
+  std::vector<std::string> lines;
+  long long pid = 0;
+  const int code = client_.exec_stream(
+      info.sandbox_id,
+      {.cmd = std::vector<std::string>{"sh", "-c", "echo a; echo b >&2; exit 4"},
+       .pid_event = true},
+      [&](const ExecEvent& e) {
+        if (e.kind == ExecEvent::Kind::kPid) pid = e.number;
+        if (e.kind == ExecEvent::Kind::kStdout) lines.push_back("out:" + e.line);
+        if (e.kind == ExecEvent::Kind::kStderr) lines.push_back("err:" + e.line);
+      });
+  EXPECT_EQ(code, 4);
+  EXPECT_GT(pid, 0);
+  EXPECT_EQ(std::set<std::string>(lines.begin(), lines.end()),
+            (std::set<std::string>{"out:a", "err:b"}));
+  client_.write_text_file(info.sandbox_id, "/workspace/t.txt", "text");
+  client_.move_file(info.sandbox_id, "/workspace/t.txt", "/workspace/m/t.txt");
+  EXPECT_EQ(client_.read_file(info.sandbox_id, "/workspace/m/t.txt"), "text");
+  EXPECT_EQ(client_.stat_file(info.sandbox_id, "/workspace/m/t.txt").size, 4u);
+  EXPECT_EQ(client_.list_files(info.sandbox_id, "/workspace/m").size(), 1u);
+  client_.remove_file(info.sandbox_id, "/workspace/m");
+  EXPECT_THROW(client_.stat_file(info.sandbox_id, "/workspace/m"), NotFoundError);
+  EXPECT_TRUE(client_.list_processes(info.sandbox_id).empty());
+  EXPECT_THROW(client_.resume_sandbox(info.sandbox_id), workspace::WorkspaceNotSupportedError);
+  EXPECT_TRUE(client_.kill_sandbox(info.sandbox_id));
+  EXPECT_FALSE(client_.kill_sandbox(info.sandbox_id));
+  EXPECT_THROW(client_.get_sandbox(info.sandbox_id), NotFoundError);
+}
+
+TEST_F(ClientMockTest, ProcessesCanBeListedAndSignalled) {
+  const auto info =
+      client_.create_sandbox({.template_name = "base", .project_id = server_.project_id()});
+  std::thread runner([&] {
+    const auto r = client_.exec(
+        info.sandbox_id, {.cmd = std::string("sleep 60"), .timeout_ms = 90000}, {.timeout = 120s});
+    EXPECT_EQ(r.exit_code, 128 + 15);
+  });
+  std::vector<ProcessInfo> running;
+  const auto end = std::chrono::steady_clock::now() + 20s;
+  while (running.empty() && std::chrono::steady_clock::now() < end) {
+    running = client_.list_processes(info.sandbox_id);
+    if (running.empty()) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_FALSE(running.empty());
+  client_.signal_process(info.sandbox_id, running.front().pid, "SIGTERM");
+  runner.join();
+}
+
+TEST_F(ClientMockTest, VolumesCanBeCreatedListedAndDeleted) {
+  const auto project = server_.project_id();
+  const auto volume = client_.create_volume(project, {.name = "data"});
+  EXPECT_EQ(volume.name, "data");
+  EXPECT_THROW(client_.create_volume(project, {.name = "data"}), ConflictError);
+  EXPECT_EQ(client_.create_volume(project, {.name = "data", .get_or_create = true}).id, volume.id);
+  EXPECT_EQ(client_.list_volumes(project).size(), 1u);
+  EXPECT_EQ(client_.get_volume(project, "data").id, volume.id);
+  client_.delete_volume(project, "data");
+  EXPECT_THROW(client_.get_volume(project, "data"), NotFoundError);
+}
+
+}  // namespace
+}  // namespace lizard::api
