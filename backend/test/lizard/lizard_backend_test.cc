@@ -686,3 +686,35 @@ TEST_F(LizardFilesTest, RealpathResolvesInsideTheSandboxAndSurvivesLoops) {
 
 }  // namespace
 }  // namespace lizard::workspace
+
+namespace lizard::workspace {
+namespace {
+
+// The round-trip cost of each operation, read from the journal.
+TEST_F(LizardBackendTest, RequestCountsPerOperation) {
+  LizardSandboxBackend backend(options());
+  const auto cost = [&](const std::function<void()>& op) {
+    server_.clear_journal();
+    op();
+    return journal().size();
+  };
+  EXPECT_EQ(cost([&] { backend.write_bytes("/workspace/a/f", "x"); }), 3u);  // projects + create
+  EXPECT_EQ(cost([&] { backend.run(Shell{"ln -s a/f link; ln -s a dirlink"}); }), 1u);
+  EXPECT_EQ(cost([&] { backend.write_bytes("/workspace/a/f", "y"); }), 1u);
+  EXPECT_EQ(cost([&] { backend.read_bytes("/workspace/a/f"); }), 1u);
+  EXPECT_EQ(cost([&] { backend.stat("/workspace/a/f"); }), 1u);
+  EXPECT_EQ(cost([&] { backend.exists("/workspace/a/f"); }), 1u);
+  EXPECT_EQ(cost([&] { backend.exists("/workspace/absent"); }), 1u);
+  EXPECT_EQ(cost([&] { backend.list_dir("/workspace/a"); }), 1u);
+  EXPECT_EQ(cost([&] { backend.stat("/workspace/link"); }), 2u);      // + one probe
+  EXPECT_EQ(cost([&] { backend.list_dir("/workspace"); }), 2u);       // + one probe for all links
+  EXPECT_EQ(cost([&] { backend.make_dir("/workspace/b/c"); }), 1u);   // one helper exec
+  EXPECT_EQ(cost([&] { backend.realpath("/workspace/link"); }), 1u);  // one helper exec
+  EXPECT_EQ(cost([&] { backend.remove("/workspace/b"); }), 1u);
+  EXPECT_EQ(cost([&] { backend.run(Shell{"printf small"}); }), 1u);
+  auto attached = LizardSandbox(options()).attach(*backend.ref());
+  EXPECT_EQ(cost([&] { attached->read_bytes("/workspace/a/f"); }), 2u);  // GET sandbox + read
+}
+
+}  // namespace
+}  // namespace lizard::workspace
