@@ -185,6 +185,30 @@ void drop_connection(const httplib::Request& req) {
   ::closedir(d);
 }
 
+// httplib 0.11.4 listens with a backlog of 5: a burst of 64 connects then
+// overflows the accept queue and some clients see resets. listen(2) again
+// on the bound socket raises the backlog; the socket is found by its port.
+void raise_listen_backlog(int port) {
+  DIR* d = ::opendir("/proc/self/fd");
+  if (!d) return;
+  while (dirent* e = ::readdir(d)) {
+    int fd = std::atoi(e->d_name);
+    if (fd <= 2) continue;
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_storage local{};
+    socklen_t ll = sizeof local;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0) continue;
+    int p = -1;
+    if (local.ss_family == AF_INET) p = ntohs(reinterpret_cast<const sockaddr_in&>(local).sin_port);
+    if (local.ss_family == AF_INET6)
+      p = ntohs(reinterpret_cast<const sockaddr_in6&>(local).sin6_port);
+    if (p == port) ::listen(fd, 1024);
+  }
+  ::closedir(d);
+}
+
 struct Workspace {
   std::string id, name;
   std::int64_t created_at = 0;
@@ -397,6 +421,7 @@ class MockServer::Impl {
       cleanup_state_dir();
       throw std::runtime_error("cannot bind " + opt_.host + ":" + std::to_string(opt_.port));
     }
+    raise_listen_backlog(port_);
     listener_ = std::thread([this] { http_.listen_after_bind(); });
     reaper_ = std::thread([this] { reap_loop(); });
     // Ready means accepting: the socket is listening already, so wait only
@@ -769,7 +794,7 @@ class MockServer::Impl {
   std::optional<FaultRule> match_fault(const httplib::Request& req) {
     std::lock_guard lock(fault_mu_);
     for (auto& f : faults_) {
-      if (f.rule.method != "*" && f.rule.method != req.method) continue;
+      if (!f.rule.method.empty() && f.rule.method != "*" && f.rule.method != req.method) continue;
       if (!glob_match(f.rule.path_pattern, req.path)) continue;
       if (f.remaining == 0) continue;
       if (f.rule.probability < 1.0 && f.dist(f.rng) >= f.rule.probability) continue;

@@ -193,7 +193,10 @@ TEST_F(ExecTest, SixtyFourSleepsRunAtOnceAndOtherRoutesStayResponsive) {
   EXPECT_EQ(g->status, 200);
   // Generous: a queued request would wait for a 2 s exec to finish.
   EXPECT_LT(std::chrono::steady_clock::now() - g0, std::chrono::milliseconds(1500));
-  for (auto& f : all) EXPECT_EQ(f.get().exit_code, 0);
+  for (auto& f : all) {
+    auto r = f.get();
+    EXPECT_EQ(r.exit_code, 0) << r.status << " " << r.body;
+  }
   // 64 x 2 s on 8 threads would take 16 s; all at once is about 2 s.
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(12));
 }

@@ -40,7 +40,7 @@ TEST_F(IsolationTest, OneSandboxCannotSeeAnothersWorkspace) {
   ASSERT_EQ(sh(b, "echo secret-b > /workspace/secret").exit_code, 0);
   std::string b_host = server_->workspace_dir(b);
   ASSERT_FALSE(b_host.empty());
-  auto r = sh(a, "cat /workspace/secret; cat " + b_host + "/secret; ls /proc | wc -l");
+  auto r = sh(a, "cat /workspace/secret || cat " + b_host + "/secret");
   EXPECT_EQ(r.out.find("secret-b"), std::string::npos);
   EXPECT_NE(r.exit_code, 0);
   // Their process tables are separate too: each sees only its own.
@@ -84,7 +84,7 @@ TEST_F(IsolationTest, ExpiryKillsProcessesAndDiscardsFiles) {
   ASSERT_TRUE(eventually([&] { return host_processes_with("sleep " + marker) == 1; }));
   server_->advance_clock(std::chrono::seconds(31));
   EXPECT_TRUE(eventually([&] { return host_processes_with("sleep " + marker) == 0; }));
-  EXPECT_NE(::access((host + "/f").c_str(), F_OK), 0);
+  EXPECT_TRUE(eventually([&] { return ::access((host + "/f").c_str(), F_OK) != 0; }));
 }
 
 class ControlTest : public MockFixture {};

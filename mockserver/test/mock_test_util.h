@@ -110,7 +110,10 @@ class MockFixture : public ::testing::Test {
     ExecResult out;
     auto r = post("/api/sandboxes/" + id + "/exec",
                   "{\"cmd\":" + cmd_json + (extra.empty() ? "" : "," + extra) + "}");
-    if (!r) return out;
+    if (!r) {
+      out.body = "transport error: " + httplib::to_string(r.error());
+      return out;
+    }
     out.status = r->status;
     out.body = r->body;
     auto d = parse(r->body);
