@@ -1,0 +1,112 @@
+// The standalone lizard-mock binary: first line, default key and project,
+// clean stop on SIGTERM with every sandbox process killed.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "mock_test_util.h"
+
+namespace lizard::mock::test {
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  FILE* out = nullptr;
+};
+
+Child spawn(std::vector<std::string> args) {
+  int p[2];
+  if (::pipe(p) != 0) return {};
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(p[1], 1);
+    ::close(p[0]);
+    ::close(p[1]);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(p[1]);
+  return {pid, ::fdopen(p[0], "r")};
+}
+
+std::string line_of(FILE* f) {
+  char buf[512];
+  if (!std::fgets(buf, sizeof buf, f)) return {};
+  std::string s = buf;
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+int count_processes_with(const std::string& needle) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::FILE* f = std::fopen((e.path() / "cmdline").c_str(), "r");
+    if (!f) continue;
+    std::string cmd;
+    int c;
+    while ((c = std::fgetc(f)) != EOF) cmd += c == 0 ? ' ' : static_cast<char>(c);
+    std::fclose(f);
+    if (cmd.find(needle) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+TEST(MockBinary, PrintsListeningLineServesAndStopsCleanly) {
+  Child child = spawn({LIZARD_MOCK_BINARY, "--exec-limit-ms", "5000"});
+  ASSERT_GT(child.pid, 0);
+  ASSERT_NE(child.out, nullptr);
+  std::string first = line_of(child.out);
+  const std::string prefix = "LIZARD_MOCK_LISTENING http://127.0.0.1:";
+  ASSERT_EQ(first.rfind(prefix, 0), 0u) << first;
+  std::string url = first.substr(std::string("LIZARD_MOCK_LISTENING ").size());
+  EXPECT_EQ(line_of(child.out), std::string("LIZARD_MOCK_API_KEY ") + kDefaultApiKey);
+  std::string project_line = line_of(child.out);
+  ASSERT_EQ(project_line.rfind("LIZARD_MOCK_PROJECT_ID prj_", 0), 0u) << project_line;
+  std::string project = project_line.substr(std::string("LIZARD_MOCK_PROJECT_ID ").size());
+
+  httplib::Client c(url);
+  c.set_default_headers({{"X-API-Key", kDefaultApiKey}});
+  auto created = c.Post("/api/sandboxes", R"({"projectId":"mock-project"})", "application/json");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 201) << created->body;
+  EXPECT_EQ(str_field(parse(created->body), "projectId"), project);
+  std::string id = str_field(parse(created->body), "sandboxId");
+  std::string marker = std::to_string(600000 + std::random_device{}() % 99999);
+  auto started = c.Post("/api/sandboxes/" + id + "/exec",
+                        "{\"cmd\":\"setsid sleep " + marker + " >/dev/null 2>&1 & echo ok\"}",
+                        "application/json");
+  ASSERT_TRUE(started);
+  EXPECT_EQ(str_field(parse(started->body), "stdout"), "ok\n");
+  ASSERT_TRUE(eventually([&] { return count_processes_with("sleep " + marker) == 1; }));
+
+  ASSERT_EQ(::kill(child.pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child.pid, &status, 0), child.pid);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::fclose(child.out);
+  EXPECT_TRUE(eventually([&] { return count_processes_with("sleep " + marker) == 0; }));
+}
+
+TEST(MockBinary, RejectsUnknownOptions) {
+  Child child = spawn({LIZARD_MOCK_BINARY, "--no-such-flag"});
+  ASSERT_GT(child.pid, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child.pid, &status, 0), child.pid);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  std::fclose(child.out);
+}
+
+}  // namespace
+}  // namespace lizard::mock::test
