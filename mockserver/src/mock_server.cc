@@ -397,8 +397,8 @@ class MockServer::Impl {
   explicit Impl(MockOptions options) : opt_(std::move(options)), rng_(std::random_device{}()) {
     if (opt_.api_keys.empty()) opt_.api_keys.push_back(kDefaultApiKey);
     if (opt_.projects.empty()) opt_.projects.push_back(kDefaultProject);
-    std::string why;
-    isolated_ = internal::namespaces_available(&why);
+    std::string why = "disabled by MockOptions::use_namespaces";
+    isolated_ = opt_.use_namespaces && internal::namespaces_available(&why);
     if (!isolated_) {
       log("WARNING: Linux namespaces are not permitted here (" + why +
           "); sandboxes run in DEGRADED mode without isolation: commands run on the host, "
@@ -518,6 +518,9 @@ class MockServer::Impl {
   }
 
  private:
+  // Where a sandbox keeps its home under its directory (see SandboxRuntime).
+  const char* home_sub() const { return isolated_ ? "/home" : "/root"; }
+
   std::int64_t now_ms() const { return real_now_ms() + clock_offset_ms_.load(); }
 
   void log(const std::string& line) const {
@@ -575,6 +578,7 @@ class MockServer::Impl {
         internal::remove_tree(sb.base_dir);
       } else {
         for (const char* d : {"/root", "/tmp", "/home"}) internal::remove_tree(sb.base_dir + d);
+        ::unlink((sb.base_dir + "/workspace").c_str());
         ::rmdir(sb.base_dir.c_str());
       }
     }
@@ -1153,7 +1157,7 @@ class MockServer::Impl {
     }
     try {
       if (!snapshot_dir.empty()) {
-        for (const char* d : {"/workspace", "/tmp", "/home"})
+        for (const char* d : {"/workspace", "/tmp", home_sub()})
           internal::copy_tree(snapshot_dir + d, sb->base_dir + d);
       }
       sb->rt = std::make_shared<SandboxRuntime>(sb->base_dir, workspace_src, isolated_);
@@ -1282,7 +1286,7 @@ class MockServer::Impl {
         auto f = std::make_shared<Sandbox>(*sb);
         f->id = new_id("sbx_");
         f->base_dir = state_dir_ + "/sandboxes/" + f->id;
-        for (const char* d : {"/workspace", "/tmp", "/home"})
+        for (const char* d : {"/workspace", "/tmp", home_sub()})
           internal::copy_tree(sb->base_dir + d, f->base_dir + d);
         f->rt = std::make_shared<SandboxRuntime>(f->base_dir, "", isolated_);
         f->status = "running";
@@ -1315,7 +1319,7 @@ class MockServer::Impl {
     std::string ws_dir = sb->rt ? sb->rt->workspace_dir() : sb->base_dir + "/workspace";
     internal::copy_tree(ws_dir, s.dir + "/workspace");
     internal::copy_tree(sb->base_dir + "/tmp", s.dir + "/tmp");
-    internal::copy_tree(sb->base_dir + "/home", s.dir + "/home");
+    internal::copy_tree(sb->base_dir + home_sub(), s.dir + home_sub());
     {
       std::lock_guard lock(mu_);
       if (const Project* p = project_by_id_locked(s.project_id)) s.workspace_id = p->workspace_id;

@@ -239,20 +239,21 @@ SandboxRuntime::SandboxRuntime(std::string base_dir, std::string workspace_dir, 
       isolate_(isolate),
       external_workspace_(!workspace_dir_.empty()) {
   namespace fs = std::filesystem;
-  root_dir_ = base_dir_ + "/root";
+  // Isolated: base/root is the skeleton the holder mounts over, base/home
+  // is bound at /root. Degraded: the files API resolves inside base itself,
+  // whose workspace, tmp and root directories are the sandbox's trees.
+  root_dir_ = isolate_ ? base_dir_ + "/root" : base_dir_;
+  home_dir_ = isolate_ ? base_dir_ + "/home" : base_dir_ + "/root";
   if (workspace_dir_.empty()) workspace_dir_ = base_dir_ + "/workspace";
   fs::create_directories(root_dir_);
   fs::create_directories(workspace_dir_);
   fs::create_directories(base_dir_ + "/tmp");
-  fs::create_directories(base_dir_ + "/home");
+  fs::create_directories(home_dir_);
   ::chmod((base_dir_ + "/tmp").c_str(), 01777);
-  ::chmod((base_dir_ + "/home").c_str(), 0700);
+  ::chmod(home_dir_.c_str(), 0700);
   if (isolate_) {
     start_holder();
   } else {
-    // Degraded: the root the files API resolves in is a plain directory
-    // holding the sandbox's own trees under their sandbox names.
-    for (const char* d : {"/workspace", "/tmp", "/root"}) fs::create_directories(root_dir_ + d);
     root_fd_ = ::open(root_dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   }
 }
@@ -291,7 +292,7 @@ void SandboxRuntime::start_holder() {
       {"proc", root_dir_ + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, ""});
   plan.mounts.push_back({workspace_dir_, root_dir_ + "/workspace", "", MS_BIND, ""});
   plan.mounts.push_back({base_dir_ + "/tmp", root_dir_ + "/tmp", "", MS_BIND, ""});
-  plan.mounts.push_back({base_dir_ + "/home", root_dir_ + "/root", "", MS_BIND, ""});
+  plan.mounts.push_back({home_dir_, root_dir_ + "/root", "", MS_BIND, ""});
   // The /dev links go on the namespace's private /dev, once it is mounted.
   plan.late_links.assign(plan.links.end() - 4, plan.links.end());
   plan.links.resize(plan.links.size() - 4);
@@ -362,6 +363,7 @@ void SandboxRuntime::destroy() {
     remove_tree(base_dir_);
   } else {
     for (const char* d : {"/root", "/tmp", "/home"}) remove_tree(base_dir_ + d);
+    ::unlink((base_dir_ + "/workspace").c_str());
     ::rmdir(base_dir_.c_str());
   }
 }

@@ -77,6 +77,8 @@ class SandboxRuntime {
   bool isolated() const { return isolate_; }
   const std::string& workspace_dir() const { return workspace_dir_; }
   const std::string& base_dir() const { return base_dir_; }
+  // The host directory seen as /root (the sandbox's home).
+  const std::string& home_dir() const { return home_dir_; }
   // A directory fd (O_PATH) of the root the sandbox's processes see; -1
   // after stop(). Use with openat2(RESOLVE_IN_ROOT).
   int root_fd() const { return root_fd_; }
@@ -110,6 +112,7 @@ class SandboxRuntime {
   std::string base_dir_;
   std::string workspace_dir_;
   std::string root_dir_;
+  std::string home_dir_;
   bool isolate_;
   bool external_workspace_;
   mutable std::mutex mu_;

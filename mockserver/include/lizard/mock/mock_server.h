@@ -50,6 +50,10 @@ struct MockOptions {
   std::function<void(std::string_view)> log;
   // Largest request body accepted; larger answers 413 before being read whole.
   std::size_t max_body_bytes = 256u * 1024 * 1024;
+  // False forces the documented degraded mode (no namespaces) even where the
+  // kernel permits them, so that mode can be tested. True: namespaces when
+  // permitted, else degraded mode, announced through `log`.
+  bool use_namespaces = true;
 };
 
 inline constexpr const char* kDefaultApiKey = "liz_mock_key";
