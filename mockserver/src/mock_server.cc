@@ -665,7 +665,9 @@ class MockServer::Impl {
     return *hits.front();
   }
 
+  // Takes mu_: a sandbox's fields change under it (timeout, pause).
   std::string sandbox_json(const Sandbox& sb) const {
+    std::lock_guard lock(mu_);
     JsonOut j;
     write_sandbox(j, sb);
     return j.text();
@@ -1261,13 +1263,15 @@ class MockServer::Impl {
       return reply(c.res, 200, sandbox_json(*sb));
     }
     if (op == "resume") {
-      std::lock_guard lock(mu_);
-      if (!sb->rt) {
-        std::string ws;
-        if (!sb->volume_id.empty()) ws = volumes_[sb->volume_id].dir;
-        sb->rt = std::make_shared<SandboxRuntime>(sb->base_dir, ws, isolated_);
+      {
+        std::lock_guard lock(mu_);
+        if (!sb->rt) {
+          std::string ws;
+          if (!sb->volume_id.empty()) ws = volumes_[sb->volume_id].dir;
+          sb->rt = std::make_shared<SandboxRuntime>(sb->base_dir, ws, isolated_);
+        }
+        sb->status = "running";
       }
-      sb->status = "running";
       return reply(c.res, 200, sandbox_json(*sb));
     }
     if (op == "fork") {
@@ -1283,7 +1287,11 @@ class MockServer::Impl {
       JsonOut j;
       j.begin_array();
       for (std::int64_t i = 0; i < count; ++i) {
-        auto f = std::make_shared<Sandbox>(*sb);
+        std::shared_ptr<Sandbox> f;
+        {
+          std::lock_guard lock(mu_);
+          f = std::make_shared<Sandbox>(*sb);
+        }
         f->id = new_id("sbx_");
         f->base_dir = state_dir_ + "/sandboxes/" + f->id;
         for (const char* d : {"/workspace", "/tmp", home_sub()})
@@ -1293,13 +1301,13 @@ class MockServer::Impl {
         f->started_at = now_ms();
         f->lifetime_ms = lifetime;
         f->end_at = lifetime > 0 ? f->started_at + lifetime : 0;
+        j.begin_object().key("sandbox");
+        write_sandbox(j, *f);
+        j.end_object();
         {
           std::lock_guard lock(mu_);
           sandboxes_[f->id] = f;
         }
-        j.begin_object().key("sandbox");
-        write_sandbox(j, *f);
-        j.end_object();
       }
       j.end_array();
       return reply(c.res, 200, j.text());
@@ -1316,7 +1324,11 @@ class MockServer::Impl {
     s.cpus = kSizes.at(sb->size).cpus;
     s.memory_mb = kSizes.at(sb->size).memory_mb;
     s.created_at = now_ms();
-    std::string ws_dir = sb->rt ? sb->rt->workspace_dir() : sb->base_dir + "/workspace";
+    std::string ws_dir;
+    {
+      std::lock_guard lock(mu_);
+      ws_dir = sb->rt ? sb->rt->workspace_dir() : sb->base_dir + "/workspace";
+    }
     internal::copy_tree(ws_dir, s.dir + "/workspace");
     internal::copy_tree(sb->base_dir + "/tmp", s.dir + "/tmp");
     internal::copy_tree(sb->base_dir + home_sub(), s.dir + home_sub());
