@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <random>
@@ -292,6 +293,9 @@ class LizardSandboxBackend::Impl {
         throw;
       } catch (const WorkspaceTransientError& e) {
         if (is_destroyed()) throw_unavailable();
+        // Refused before anything could run (connect failure, 408, 429): the
+        // caller may retry; nothing of this run exists in the sandbox yet.
+        if (!e.may_have_been_admitted() && blind == 0) throw;
         // The start is idempotent (same run id), so re-sending re-attaches
         // to the command instead of starting it again.
         if (e.may_have_been_admitted() && confirm_gone(sandbox_id, "")) throw_unavailable();
@@ -302,6 +306,12 @@ class LizardSandboxBackend::Impl {
                   e.what(),
               true, e.http_status(), e.retry_after());
         }
+        // A short pause before re-attaching, cut short by the stop token.
+        std::mutex pause_mutex;
+        std::condition_variable_any pause;
+        std::unique_lock pause_lock(pause_mutex);
+        pause.wait_for(pause_lock, options.stop, std::chrono::milliseconds(200 * blind),
+                       [] { return false; });
         continue;
       }
       try {
@@ -324,8 +334,14 @@ class LizardSandboxBackend::Impl {
     std::string out;
     std::string err;
     if (envelope->over_limit) {
-      out = repair_utf8(envelope->out.value_or(""));
-      err = repair_utf8(envelope->err.value_or(""));
+      // A head cut at 64 KiB may end inside a character; drop that partial
+      // character rather than report it as invalid.
+      const auto head = [](std::string raw, std::uint64_t stream_size) {
+        if (stream_size > raw.size()) raw.resize(utf8_complete_prefix(raw));
+        return repair_utf8(raw);
+      };
+      out = head(envelope->out.value_or(""), envelope->out_size);
+      err = head(envelope->err.value_or(""), envelope->err_size);
       add_cleanup_later(spec.run_id);
       throw WorkspaceOutputLimitError(
           "the command wrote more than " + std::to_string(kOutputLimitBytes) +

@@ -342,6 +342,34 @@ TEST_F(LizardCommandTest, InvalidUtf8BecomesReplacementAndNulIsKept) {
   EXPECT_EQ(result.err, "\xF0\x9F\x98\x80\xEF\xBF\xBDx");
 }
 
+// Multi-byte characters survive wherever they fall: across the inline /
+// files boundary, transfer chunks and the 64 KiB head of a limit error.
+TEST_F(LizardCommandTest, MultiByteCharactersSurviveEveryBoundary) {
+  for (const char* prefix : {"", "a", "ab"}) {
+    const std::string script =
+        std::string("printf '") + prefix +
+        "'; i=0; while [ $i -lt 14 ]; do cat e e e e e e e e; i=$((i+1)); done";
+    backend_->write_bytes("/workspace/e", [] {
+      std::string chunk;
+      while (chunk.size() < 9000) chunk += "\xE2\x82\xAC\xF0\x9F\x98\x80";  // euro sign, emoji
+      return chunk;
+    }());
+    const auto result = backend_->run(Shell{script});
+    EXPECT_TRUE(is_valid_utf8(result.out));
+    EXPECT_EQ(result.out.find("\xEF\xBF\xBD"), std::string::npos) << prefix;
+    EXPECT_EQ(result.out.size(), std::string(prefix).size() + 14u * 8u * 9002u);
+  }
+  try {
+    backend_->run(Shell{"printf a; while :; do cat e; done"});
+    FAIL() << "expected WorkspaceOutputLimitError";
+  } catch (const WorkspaceOutputLimitError& e) {
+    EXPECT_TRUE(is_valid_utf8(e.out_head()));
+    EXPECT_EQ(e.out_head().find("\xEF\xBF\xBD"), std::string::npos);
+    EXPECT_LE(e.out_head().size(), kOutputHeadBytes);
+    EXPECT_GT(e.out_head().size(), kOutputHeadBytes - 4);
+  }
+}
+
 TEST_F(LizardCommandTest, NineKibAndFiveMibPerStreamComeBackComplete) {
   const auto small =
       backend_->run(Shell{"head -c 9216 /dev/zero | tr '\\0' a; "
@@ -483,6 +511,23 @@ TEST_F(LizardCommandTest, PersistentServerErrorsAreTransient) {
     EXPECT_EQ(e.http_status(), 429);
     EXPECT_EQ(e.retry_after(), std::chrono::seconds(7));
   }
+}
+
+TEST_F(LizardCommandTest, ARateLimitedRunIsReportedAtOnceAndNotResent) {
+  FaultRule rule;
+  rule.method = "POST";
+  rule.path_pattern = "/api/sandboxes/*/exec";
+  rule.status = 429;
+  rule.body = R"({"error":"Limit reached"})";
+  server_.add_fault(rule);
+  try {
+    backend_->run(Shell{"true"});
+    FAIL() << "expected WorkspaceTransientError";
+  } catch (const WorkspaceTransientError& e) {
+    EXPECT_FALSE(e.may_have_been_admitted());
+    EXPECT_EQ(e.http_status(), 429);
+  }
+  EXPECT_EQ(execs(), 1u);
 }
 
 TEST_F(LizardCommandTest, DestroyDuringACommandMakesItUnavailable) {
