@@ -80,7 +80,12 @@ class LocalFactory : public BackendFactory {
   }
   std::string name() const override { return "local"; }
   std::unique_ptr<BackendSession> open(const RuleInfo&) override {
-    return std::make_unique<LocalSession>(base_, counter_);
+    // One directory per session: the nearest ancestor of an environment
+    // belongs to its rule alone, so a backend that wrongly removes an
+    // ancestor (fs.remove-refuses-working-dir) hurts no other rule.
+    const std::string dir = base_ + "/s-" + std::to_string(counter_.fetch_add(1));
+    std::filesystem::create_directories(dir);
+    return std::make_unique<LocalSession>(dir, counter_);
   }
 
  private:

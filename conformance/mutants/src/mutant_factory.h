@@ -1,0 +1,109 @@
+// How mutants are built: a factory whose sessions are the base factory's
+// sessions, with every backend (made, attached, or made by the platform view
+// with overrides) passed through a decorator that knows where it came from.
+// Internal to lizard_conformance_mutants.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lizard/conformance/backend_factory.h"
+#include "lizard/conformance/forwarding_backend.h"
+#include "lizard/conformance/mutants.h"
+
+namespace lizard::conformance::mutants {
+
+// The endpoint of the embedded mock a lizard session talks to, for mutants
+// that send requests of their own (a lifetime renewal, a plain exec).
+struct Endpoint {
+  std::string api_url;
+  std::string api_key;
+  std::string project;
+};
+
+// Where a backend came from, handed to the decorator.
+struct Origin {
+  bool attached = false;  // built from a ref (attach or overrides.ref)
+  // Makes another backend like this one but with a fresh environment (the
+  // session's make(), or make_with() of the same overrides minus the ref).
+  std::function<std::unique_ptr<WorkspaceBackend>()> make_fresh;
+  // The base session's view of the platform (not decorated); may be null.
+  PlatformControl* platform = nullptr;
+  std::vector<std::string> secrets;
+  const Endpoint* endpoint = nullptr;  // lizard base only
+};
+
+using Decorator =
+    std::function<std::unique_ptr<WorkspaceBackend>(std::unique_ptr<WorkspaceBackend>, Origin)>;
+
+struct MutantSpec {
+  Decorator decorate;  // empty: backends unchanged
+  // Changes the session's declared capabilities and deviations.
+  std::function<void(SessionTraits&)> traits;
+  // Changes the overrides of every backend the session makes (make() goes
+  // through make_with() when this is set, so it needs a platform view).
+  std::function<void(BackendOverrides&, const Origin&)> overrides;
+  // Replaces attach(ref) (e.g. with a fresh environment); empty: the base's.
+  std::function<std::unique_ptr<WorkspaceBackend>(BackendSession&, const WorkspaceRef&)> attach;
+};
+
+std::unique_ptr<BackendFactory> wrap(std::shared_ptr<BackendFactory> base, std::string name,
+                                     MutantSpec spec);
+
+// The base factories: LocalWorkspaceBackend, and LizardSandboxBackend on one
+// embedded mock per session (like make_lizard_mock_factory, but its sessions
+// also tell mutants their endpoint).
+std::shared_ptr<BackendFactory> local_base();
+std::shared_ptr<BackendFactory> lizard_base();
+// The endpoint of a lizard_base() session; nullptr for other sessions.
+const Endpoint* endpoint_of(BackendSession& session);
+
+// A forwarding backend over a shared inner backend, for mutants whose work
+// outlives a call (an abandoned command) or that swap the backend they
+// forward to (current()).
+class SharedForwarding : public WorkspaceBackend,
+                         public workspace::SupportsCommands,
+                         public workspace::SupportsFilesystem,
+                         public workspace::SupportsRealpath {
+ public:
+  explicit SharedForwarding(std::shared_ptr<WorkspaceBackend> inner);
+
+  Capabilities capabilities() const override { return inner_->capabilities(); }
+  workspace::SupportsCommands* commands() override { return inner_->commands() ? this : nullptr; }
+  workspace::SupportsFilesystem* filesystem() override {
+    return inner_->filesystem() ? this : nullptr;
+  }
+  workspace::SupportsRealpath* realpath_support() override {
+    return inner_->realpath_support() ? this : nullptr;
+  }
+  std::optional<WorkspaceRef> ref() const override { return current()->ref(); }
+  std::string working_dir() const override { return current()->working_dir(); }
+  void destroy() override { current()->destroy(); }
+
+  workspace::CommandResult run(const workspace::Command& command,
+                               const workspace::RunOptions& options = {}) override;
+  std::string read_bytes(const std::string& path) override;
+  void write_bytes(const std::string& path, const std::string& data) override;
+  workspace::FileEntry stat(const std::string& path) override;
+  std::vector<workspace::FileEntry> list_dir(const std::string& path) override;
+  void make_dir(const std::string& path) override;
+  void remove(const std::string& path) override;
+  bool exists(const std::string& path) override;
+  std::string realpath(const std::string& path) override;
+
+ protected:
+  // The backend calls go to; the constructor's by default.
+  virtual std::shared_ptr<WorkspaceBackend> current() const { return inner_; }
+  const std::shared_ptr<WorkspaceBackend>& original() const { return inner_; }
+
+ private:
+  std::shared_ptr<WorkspaceBackend> inner_;
+};
+
+// Catalogue parts (common_mutants.cc, lizard_mutants.cc).
+void add_common_mutants(std::vector<Mutant>& out);
+void add_lizard_mutants(std::vector<Mutant>& out);
+
+}  // namespace lizard::conformance::mutants
