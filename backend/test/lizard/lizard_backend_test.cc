@@ -487,6 +487,7 @@ TEST_F(LizardCommandTest, ADroppedAnswerDoesNotRunTheCommandTwice) {
   server_.clear_faults();
   EXPECT_EQ(backend_->read_bytes("/workspace/count"), "x\n");
   EXPECT_GE(execs(), 2u);
+  RecordProperty("exec_requests", static_cast<int>(execs()));
 }
 
 TEST_F(LizardCommandTest, PersistentServerErrorsAreTransient) {
@@ -552,6 +553,7 @@ TEST_F(LizardLongCommandTest, ACommandOutlivingTheExecLimitCompletesOnce) {
   EXPECT_EQ(result.out, "startend");
   EXPECT_EQ(backend.read_bytes("/workspace/count"), "x\n");
   EXPECT_GE(count_if(journal(), is_exec), 3u);
+  RecordProperty("exec_requests", static_cast<int>(count_if(journal(), is_exec)));
 }
 
 TEST_F(LizardBackendTest, AFailedCreateIsNotRepeated) {
