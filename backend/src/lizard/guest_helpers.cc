@@ -97,7 +97,11 @@ __lz_reader "$__lz_d/e.p" "$__lz_d/err" "$__lz_d/e.done" &
 __lz_w=
 if [ "$__lz_t" -gt 0 ]; then
   (
-    sleep "$((__lz_t / 1000)).$(printf %03d $((__lz_t % 1000)))"
+    # Stopped early (the command ended), it takes its sleep along.
+    trap 'kill "$__lz_s" 2>/dev/null; exit 0' TERM
+    sleep "$((__lz_t / 1000)).$(printf %03d $((__lz_t % 1000)))" &
+    __lz_s=$!
+    wait "$__lz_s" || exit 0
     : >"$__lz_d/timedout"
     kill -TERM -"$__lz_p" 2>/dev/null
     sleep 2

@@ -148,6 +148,20 @@ TEST_F(GuestHelpersTest, TimeoutStopsTheGroupAndKeepsPartialOutput) {
   EXPECT_EQ(env.out.value_or("?"), "before");
 }
 
+TEST_F(GuestHelpersTest, AFinishedRunLeavesNoWatchdogBehind) {
+  auto s = spec({"true"});
+  s.timeout_ms = 987654;  // a sleep argument no other process on this machine uses
+  EXPECT_EQ(run(s).exit_code, 0);
+  const auto sleeping = [] {
+    return run_local({"/bin/sh", "-c", "ps -eo args | grep -c '^sleep 987.654$'"}).out;
+  };
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (sleeping() != "0\n" && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(sleeping(), "0\n");
+}
+
 TEST_F(GuestHelpersTest, BackgroundChildHoldingStdoutDoesNotHoldTheResult) {
   const auto start = std::chrono::steady_clock::now();
   const auto env = run(spec({"/bin/sh", "-c", "sleep 20 & printf done"}));
