@@ -131,6 +131,13 @@ int main(int argc, char** argv) {
       usage_error("unknown option '" + arg + "'");
     }
   }
+  if (!gtest_mode) {
+    bool any = false;
+    for (const auto& rule : lizard::conformance::all_rules()) {
+      any = any || lizard::conformance::filter_matches(options.filter, rule.id);
+    }
+    if (!any) usage_error("no rule matches --filter '" + options.filter + "' (see --list-rules)");
+  }
   std::shared_ptr<BackendFactory> factory = make_factory(backend, live);
   if (gtest_mode) {
     lizard::conformance::register_suite("Conformance", [factory] {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,74 @@ class SharedForwarding : public WorkspaceBackend,
 
  private:
   std::shared_ptr<WorkspaceBackend> inner_;
+};
+
+// Ends the environment when the backend object goes away (used by lizard too).
+class DestroysOnDrop : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
+  ~DestroysOnDrop() override {
+    try {
+      inner().destroy();
+    } catch (...) {
+    }
+  }
+};
+
+// Retries an operation once after WorkspaceUnavailableError when recover()
+// says it repaired something (used by lizard too).
+class RecoversFromUnavailable : public SharedForwarding {
+ public:
+  explicit RecoversFromUnavailable(std::shared_ptr<WorkspaceBackend> inner)
+      : SharedForwarding(std::move(inner)) {}
+
+  CommandResult run(const Command& c, const RunOptions& o) override {
+    return guard([&] { return SharedForwarding::run(c, o); });
+  }
+  std::string read_bytes(const std::string& p) override {
+    return guard([&] { return SharedForwarding::read_bytes(p); });
+  }
+  void write_bytes(const std::string& p, const std::string& d) override {
+    guard([&] {
+      SharedForwarding::write_bytes(p, d);
+      return 0;
+    });
+  }
+  FileEntry stat(const std::string& p) override {
+    return guard([&] { return SharedForwarding::stat(p); });
+  }
+  std::vector<FileEntry> list_dir(const std::string& p) override {
+    return guard([&] { return SharedForwarding::list_dir(p); });
+  }
+  bool exists(const std::string& p) override {
+    return guard([&] { return SharedForwarding::exists(p); });
+  }
+
+ protected:
+  // Repairs the environment after it was found unavailable; true to retry.
+  virtual bool recover() = 0;
+  std::shared_ptr<WorkspaceBackend> current() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return replacement_ ? replacement_ : original();
+  }
+  void replace(std::shared_ptr<WorkspaceBackend> b) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    replacement_ = std::move(b);
+  }
+
+ private:
+  template <typename F>
+  auto guard(F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const workspace::WorkspaceUnavailableError&) {
+      if (!recover()) throw;
+    }
+    return f();
+  }
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<WorkspaceBackend> replacement_;
 };
 
 // Catalogue parts (common_mutants.cc, lizard_mutants.cc).

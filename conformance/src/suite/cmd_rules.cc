@@ -4,6 +4,7 @@
 #include <atomic>
 #include <barrier>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <stop_token>
 #include <thread>
@@ -447,6 +448,9 @@ void cmd_env_not_inherited(RuleContext& ctx) {
   for (const auto& secret : ctx.session().secrets()) {
     if (secret.empty()) continue;
     EXPECT_EQ(r.out.find(secret), std::string::npos) << "the API key is visible to commands";
+  }
+  if (const char* key = std::getenv("LIZARD_API_KEY"); key != nullptr && *key != '\0') {
+    EXPECT_EQ(r.out.find(key), std::string::npos) << "the host's LIZARD_API_KEY is visible";
   }
   EXPECT_EQ(r.out.find("LIZARD_API_KEY="), std::string::npos)
       << "LIZARD_API_KEY is in the command's environment";

@@ -9,8 +9,8 @@
 namespace lizard::conformance::internal {
 
 // The host variable cmd.env-not-inherited looks for: {name, value}, set in
-// this process's environment on the first call (thread-safe; call it before
-// backends are made, as run_conformance and register_suite do).
+// this process's environment on the first call (with LIZARD_API_KEY, when unset) (thread-safe; call
+// it before backends are made, as run_conformance and register_suite do).
 std::pair<std::string, std::string> host_canary();
 
 void env_ref_stable(RuleContext& ctx);

@@ -1,0 +1,348 @@
+#include "mutant_factory.h"
+
+#include <mutex>
+#include <stdexcept>
+
+#include "lizard/conformance/local_factory.h"
+#include "lizard/mock/mock_server.h"
+#include "lizard/workspace/lizard_sandbox_backend.h"
+
+namespace lizard::conformance::mutants {
+
+using workspace::CommandResult;
+using workspace::FileEntry;
+
+SharedForwarding::SharedForwarding(std::shared_ptr<WorkspaceBackend> inner)
+    : inner_(std::move(inner)) {
+  if (!inner_) throw std::invalid_argument("SharedForwarding needs a backend");
+}
+
+namespace {
+
+template <typename T>
+T& require(T* capability, const char* name) {
+  if (capability == nullptr) {
+    throw std::logic_error(std::string("the wrapped backend does not offer ") + name);
+  }
+  return *capability;
+}
+
+}  // namespace
+
+CommandResult SharedForwarding::run(const workspace::Command& command,
+                                    const workspace::RunOptions& options) {
+  auto b = current();
+  return require(b->commands(), "commands").run(command, options);
+}
+std::string SharedForwarding::read_bytes(const std::string& path) {
+  auto b = current();
+  return require(b->filesystem(), "a filesystem").read_bytes(path);
+}
+void SharedForwarding::write_bytes(const std::string& path, const std::string& data) {
+  auto b = current();
+  require(b->filesystem(), "a filesystem").write_bytes(path, data);
+}
+FileEntry SharedForwarding::stat(const std::string& path) {
+  auto b = current();
+  return require(b->filesystem(), "a filesystem").stat(path);
+}
+std::vector<FileEntry> SharedForwarding::list_dir(const std::string& path) {
+  auto b = current();
+  return require(b->filesystem(), "a filesystem").list_dir(path);
+}
+void SharedForwarding::make_dir(const std::string& path) {
+  auto b = current();
+  require(b->filesystem(), "a filesystem").make_dir(path);
+}
+void SharedForwarding::remove(const std::string& path) {
+  auto b = current();
+  require(b->filesystem(), "a filesystem").remove(path);
+}
+bool SharedForwarding::exists(const std::string& path) {
+  auto b = current();
+  return require(b->filesystem(), "a filesystem").exists(path);
+}
+std::string SharedForwarding::realpath(const std::string& path) {
+  auto b = current();
+  return require(b->realpath_support(), "realpath").realpath(path);
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// The wrapper.
+
+class MutantSession;
+
+class MutantPlatform : public PlatformControl {
+ public:
+  MutantPlatform(MutantSession& session, PlatformControl& inner)
+      : session_(session), inner_(inner) {}
+  std::vector<HttpRequestRecord> requests() const override { return inner_.requests(); }
+  void clear_requests() override { inner_.clear_requests(); }
+  void expire_all() override { inner_.expire_all(); }
+  void add_fault(const FaultSpec& fault) override { inner_.add_fault(fault); }
+  void clear_faults() override { inner_.clear_faults(); }
+  std::chrono::milliseconds exec_limit() const override { return inner_.exec_limit(); }
+  std::unique_ptr<WorkspaceBackend> make_with(const BackendOverrides& overrides) override;
+  std::vector<std::string> log_lines() const override { return inner_.log_lines(); }
+
+ private:
+  MutantSession& session_;
+  PlatformControl& inner_;
+};
+
+class MutantSession : public BackendSession {
+ public:
+  MutantSession(std::unique_ptr<BackendSession> inner, const MutantSpec& spec)
+      : inner_(std::move(inner)), spec_(spec) {
+    traits_ = {inner_->capabilities(), inner_->deviations()};
+    if (spec_.traits) spec_.traits(traits_);
+    if (auto* p = inner_->platform()) platform_ = std::make_unique<MutantPlatform>(*this, *p);
+  }
+
+  Origin origin(bool attached, BackendOverrides fresh_overrides) {
+    Origin o;
+    o.attached = attached;
+    o.platform = inner_->platform();
+    o.secrets = inner_->secrets();
+    o.endpoint = endpoint_of(*inner_);
+    fresh_overrides.ref.reset();
+    o.make_fresh = [this, fresh_overrides] { return raw_make_with(fresh_overrides); };
+    return o;
+  }
+
+  // A backend of the base with the mutant's overrides applied (no decoration).
+  std::unique_ptr<WorkspaceBackend> raw_make_with(BackendOverrides overrides) {
+    if (!spec_.overrides && !overrides.ref && overrides.env.empty() && !overrides.size &&
+        !overrides.lifetime && !overrides.api_key) {
+      return inner_->make();
+    }
+    auto* p = inner_->platform();
+    if (p == nullptr) throw std::logic_error("this mutant needs a platform view");
+    if (spec_.overrides) spec_.overrides(overrides, origin_without_fresh(overrides.ref.has_value()));
+    return p->make_with(overrides);
+  }
+
+  std::unique_ptr<WorkspaceBackend> decorate(std::unique_ptr<WorkspaceBackend> b, Origin o) {
+    if (!b || !spec_.decorate) return b;
+    return spec_.decorate(std::move(b), std::move(o));
+  }
+
+  std::unique_ptr<WorkspaceBackend> make() override {
+    return decorate(raw_make_with({}), origin(false, {}));
+  }
+  std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& ref) override {
+    std::unique_ptr<WorkspaceBackend> b;
+    if (spec_.attach) {
+      b = spec_.attach(*inner_, ref);
+    } else if (spec_.overrides) {
+      BackendOverrides o;
+      o.ref = ref;
+      b = raw_make_with(o);
+    } else {
+      b = inner_->attach(ref);
+    }
+    return decorate(std::move(b), origin(true, {}));
+  }
+  bool can_attach() const override { return inner_->can_attach(); }
+  // Cleanup goes around the mutant: a broken destroy() must not leak environments.
+  void destroy_environment(const WorkspaceRef& ref) override { inner_->destroy_environment(ref); }
+  Capabilities capabilities() const override { return traits_.capabilities; }
+  Deviations deviations() const override { return traits_.deviations; }
+  std::vector<std::string> secrets() const override { return inner_->secrets(); }
+  PlatformControl* platform() override { return platform_.get(); }
+
+ private:
+  Origin origin_without_fresh(bool attached) {
+    Origin o;
+    o.attached = attached;
+    o.platform = inner_->platform();
+    o.secrets = inner_->secrets();
+    o.endpoint = endpoint_of(*inner_);
+    return o;
+  }
+
+  std::unique_ptr<BackendSession> inner_;
+  const MutantSpec& spec_;
+  SessionTraits traits_;
+  std::unique_ptr<MutantPlatform> platform_;
+};
+
+std::unique_ptr<WorkspaceBackend> MutantPlatform::make_with(const BackendOverrides& overrides) {
+  return session_.decorate(session_.raw_make_with(overrides),
+                           session_.origin(overrides.ref.has_value(), overrides));
+}
+
+class MutantFactory : public BackendFactory {
+ public:
+  MutantFactory(std::shared_ptr<BackendFactory> base, std::string name, MutantSpec spec)
+      : base_(std::move(base)), name_(std::move(name)), spec_(std::move(spec)) {}
+  std::string name() const override { return name_ + " (mutant of " + base_->name() + ")"; }
+  std::string profile() const override { return base_->profile(); }
+  std::unique_ptr<BackendSession> open(const RuleInfo& rule) override {
+    return std::make_unique<MutantSession>(base_->open(rule), spec_);
+  }
+  std::vector<std::string> report_notes() const override { return base_->report_notes(); }
+
+ private:
+  std::shared_ptr<BackendFactory> base_;
+  std::string name_;
+  MutantSpec spec_;
+};
+
+// ---------------------------------------------------------------------------
+// The lizard base: one embedded mock per session.
+
+using workspace::LizardOptions;
+using workspace::LizardSandbox;
+using workspace::LizardSandboxBackend;
+
+LizardOptions apply(LizardOptions options, const BackendOverrides& o) {
+  if (o.size) options.size = *o.size;
+  if (o.lifetime) options.lifetime = *o.lifetime;
+  if (!o.env.empty()) options.env = o.env;
+  if (o.api_key) options.api_key = *o.api_key;
+  if (o.ref) options.ref = o.ref;
+  return options;
+}
+
+class MockPlatform : public PlatformControl {
+ public:
+  MockPlatform(mock::MockServer& server, std::chrono::milliseconds exec_limit)
+      : server_(server), exec_limit_(exec_limit) {}
+  void set_options(const LizardOptions* options) { options_ = options; }
+
+  std::vector<HttpRequestRecord> requests() const override {
+    std::vector<HttpRequestRecord> out;
+    for (const auto& e : server_.requests()) {
+      out.push_back({e.method, e.path, e.query, e.status, e.body});
+    }
+    return out;
+  }
+  void clear_requests() override { server_.clear_journal(); }
+  void expire_all() override { server_.advance_clock(std::chrono::hours(48)); }
+  void add_fault(const FaultSpec& fault) override {
+    mock::FaultRule rule;
+    rule.method = fault.method;
+    rule.path_pattern = fault.path_pattern;
+    switch (fault.kind) {
+      case FaultSpec::Kind::kRespond:
+        rule.action = mock::FaultRule::Action::kRespond;
+        break;
+      case FaultSpec::Kind::kClose:
+        rule.action = mock::FaultRule::Action::kClose;
+        break;
+      case FaultSpec::Kind::kCloseAfterHandling:
+        rule.action = mock::FaultRule::Action::kCloseAfterHandling;
+        break;
+      case FaultSpec::Kind::kDelay:
+        rule.action = mock::FaultRule::Action::kDelay;
+        break;
+    }
+    rule.status = fault.status;
+    rule.body = fault.body;
+    rule.delay = fault.delay;
+    rule.times = fault.times;
+    server_.add_fault(rule);
+  }
+  void clear_faults() override { server_.clear_faults(); }
+  std::chrono::milliseconds exec_limit() const override { return exec_limit_; }
+  std::unique_ptr<WorkspaceBackend> make_with(const BackendOverrides& overrides) override {
+    return std::make_unique<LizardSandboxBackend>(apply(*options_, overrides));
+  }
+  std::vector<std::string> log_lines() const override {
+    std::lock_guard<std::mutex> lock(log_mutex_);
+    return log_;
+  }
+  void log(std::string_view line) {
+    std::lock_guard<std::mutex> lock(log_mutex_);
+    log_.emplace_back(line);
+  }
+
+ private:
+  mock::MockServer& server_;
+  std::chrono::milliseconds exec_limit_;
+  const LizardOptions* options_ = nullptr;
+  mutable std::mutex log_mutex_;
+  std::vector<std::string> log_;
+};
+
+// The exec limit of sessions whose rule exercises it (as the reference factory).
+constexpr std::chrono::milliseconds kShortExecLimit{1500};
+
+mock::MockOptions mock_options(const RuleInfo& rule) {
+  mock::MockOptions options;
+  if (rule.wants_short_exec_limit) options.exec_limit = kShortExecLimit;
+  return options;
+}
+
+class LizardMockSession : public BackendSession {
+ public:
+  explicit LizardMockSession(const RuleInfo& rule)
+      : server_(mock_options(rule)),
+        platform_(server_,
+                  rule.wants_short_exec_limit ? kShortExecLimit : mock::MockOptions{}.exec_limit) {
+    options_.api_key = server_.api_key();
+    options_.project = server_.project_id();
+    options_.api_url = server_.url();
+    options_.log = [this](std::string_view line) { platform_.log(line); };
+    platform_.set_options(&options_);
+    endpoint_ = {options_.api_url, options_.api_key, options_.project};
+  }
+  std::unique_ptr<WorkspaceBackend> make() override {
+    return std::make_unique<LizardSandboxBackend>(options_);
+  }
+  std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& ref) override {
+    LizardOptions options = options_;
+    options.ref = ref;
+    return std::make_unique<LizardSandboxBackend>(options);
+  }
+  bool can_attach() const override { return true; }
+  void destroy_environment(const WorkspaceRef& ref) override {
+    LizardSandbox(options_).destroy(ref);
+  }
+  Capabilities capabilities() const override {
+    return {Capability::kCommands, Capability::kFilesystem, Capability::kRealpath};
+  }
+  Deviations deviations() const override {
+    Deviations d;
+    d.commands_run_as_root = true;
+    return d;
+  }
+  std::vector<std::string> secrets() const override { return {options_.api_key}; }
+  PlatformControl* platform() override { return &platform_; }
+  const Endpoint& endpoint() const { return endpoint_; }
+
+ private:
+  mock::MockServer server_;
+  MockPlatform platform_;
+  LizardOptions options_;
+  Endpoint endpoint_;
+};
+
+class LizardMockFactory : public BackendFactory {
+ public:
+  std::string name() const override { return "lizard (embedded mock)"; }
+  std::string profile() const override { return "lizard"; }
+  std::unique_ptr<BackendSession> open(const RuleInfo& rule) override {
+    return std::make_unique<LizardMockSession>(rule);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<BackendFactory> wrap(std::shared_ptr<BackendFactory> base, std::string name,
+                                     MutantSpec spec) {
+  return std::make_unique<MutantFactory>(std::move(base), std::move(name), std::move(spec));
+}
+
+std::shared_ptr<BackendFactory> local_base() { return make_local_factory(); }
+std::shared_ptr<BackendFactory> lizard_base() { return std::make_shared<LizardMockFactory>(); }
+
+const Endpoint* endpoint_of(BackendSession& session) {
+  auto* lizard = dynamic_cast<LizardMockSession*>(&session);
+  return lizard ? &lizard->endpoint() : nullptr;
+}
+
+}  // namespace lizard::conformance::mutants
