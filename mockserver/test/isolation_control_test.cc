@@ -111,6 +111,21 @@ TEST_F(ControlTest, JournalRecordsApiRequestsWithoutAuth) {
   EXPECT_TRUE(server_->requests().empty());
 }
 
+TEST_F(ControlTest, JournalCutsBodiesOverOneMebibyteWithAMarker) {
+  std::string id = create();
+  std::string big(2 * 1024 * 1024, 'q');
+  auto w = post(files_path(id), R"({"path":"/workspace/big","content":")" + big + "\"}");
+  ASSERT_TRUE(w);
+  ASSERT_EQ(w->status, 200);
+  auto entries = server_->requests();
+  ASSERT_EQ(entries.size(), 2u);
+  const std::string& body = entries[1].body;
+  EXPECT_LT(body.size(), big.size());
+  EXPECT_GE(body.size(), 1024u * 1024);
+  EXPECT_NE(body.find("cut by lizard-mock"), std::string::npos);
+  EXPECT_EQ(body.rfind(R"({"path":"/workspace/big","content":"qqq)", 0), 0u);
+}
+
 TEST_F(ControlTest, RespondFaultForNextMatchesOnly) {
   auto f = post(
       "/_mock/faults",
