@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "lizard/api/client.h"
+#include "lizard/workspace/checks.h"
 #include "mutant_factory.h"
 
 namespace lizard::conformance::mutants {

@@ -103,6 +103,11 @@ class SharedForwarding : public WorkspaceBackend,
   std::shared_ptr<WorkspaceBackend> inner_;
 };
 
+using workspace::Command;
+using workspace::CommandResult;
+using workspace::FileEntry;
+using workspace::RunOptions;
+
 // Ends the environment when the backend object goes away (used by lizard too).
 class DestroysOnDrop : public ForwardingBackend {
  public:

@@ -34,13 +34,16 @@ std::string demangled_current_exception_type() {
 
 bool run_with_deadline(std::function<void()> fn, Seconds limit) {
   auto shared = std::make_shared<Shared>();
-  std::thread([shared, fn = std::move(fn)] {
+  std::thread([shared, fn = std::move(fn)]() mutable {
     std::exception_ptr error;
     try {
       fn();
     } catch (...) {
       error = std::current_exception();
     }
+    // Release what the call captured (backends) before the waiter goes on,
+    // so that a rule dropping its last reference really drops the backend.
+    fn = nullptr;
     std::lock_guard<std::mutex> lock(shared->mutex);
     shared->done = true;
     shared->error = error;

@@ -86,6 +86,10 @@ std::vector<MutantOutcome> run_all_mutants(int parallel = 6, const MutantRunOpti
 // unprovable_rules(), plus targets and unprovable entries naming no rule of
 // the table. Empty when the catalogue covers the table.
 std::vector<std::string> coverage_problems();
+// The same check for any table, catalogue and list of reasons.
+std::vector<std::string> coverage_problems(const std::vector<RuleInfo>& rules,
+                                           const std::vector<Mutant>& mutants,
+                                           const std::vector<UnprovableRule>& unprovable);
 
 // The mutation report: for every rule of the table, the mutants that prove
 // it, or the reason it cannot be proven. Without `outcomes` it lists the
