@@ -1086,6 +1086,8 @@ class MockServer::Impl {
     }
     if (n == 2 && s[1] == "workspaces") return workspaces(c);
     if (n == 2 && s[1] == "api-keys" && m == "POST") return create_key(c);
+    // The SDK's route for the same operation: {name, scopes: [{type, id}]}.
+    if (n == 3 && s[1] == "account" && s[2] == "api-keys" && m == "POST") return create_key(c);
     if (n >= 2 && (s[1] == "billing" || s[1] == "usage")) {
       if (!c.key.full) {
         throw ApiError{403,
@@ -1782,6 +1784,25 @@ class MockServer::Impl {
     std::string name = b.str("name").value_or("key");
     auto ws = b.string_list("workspaces");
     auto ps = b.string_list("projects");
+    if (const Value* scopes = b.get("scopes")) {
+      if (!scopes->IsArray()) api_error(400, "'scopes' must be an array", "BAD_REQUEST");
+      for (const auto& scope : scopes->GetArray()) {
+        const auto type = scope.IsObject() ? scope.FindMember("type") : scope.MemberEnd();
+        const auto id = scope.IsObject() ? scope.FindMember("id") : scope.MemberEnd();
+        if (!scope.IsObject() || type == scope.MemberEnd() || id == scope.MemberEnd() ||
+            !type->value.IsString() || !id->value.IsString()) {
+          api_error(400, "Each scope is {type: \"workspace\"|\"project\", id}", "BAD_REQUEST");
+        }
+        const std::string kind = internal::string_of(type->value);
+        if (kind == "workspace") {
+          ws.push_back(internal::string_of(id->value));
+        } else if (kind == "project") {
+          ps.push_back(internal::string_of(id->value));
+        } else {
+          api_error(400, "Unknown scope type: " + kind, "BAD_REQUEST");
+        }
+      }
+    }
     ApiKey k;
     k.name = name;
     k.full = ws.empty() && ps.empty();

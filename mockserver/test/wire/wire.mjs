@@ -137,8 +137,31 @@ try {
     assert.equal(r.exitCode, 127);
   });
 
-  await check('exec timeoutMs ends the command (timedOut, 124)', async () => {
-    const r = await sandbox.process.exec('printf before; sleep 30', { timeoutMs: 1000 });
+  await check('exec timeoutMs: the SDK aborts at the deadline and the server ends the command', async () => {
+    // The SDK aborts its own fetch at timeoutMs (AbortSignal.timeout), so it
+    // surfaces its TimeoutError rather than the server's answer...
+    await rejects(sandbox.process.exec('sleep 30; echo late > /tmp/late', { timeoutMs: 1000 }), Error,
+      (e) => assert.equal(e.name, 'TimeoutError'));
+    // ...and the server must have killed the command's group on its side.
+    const deadline = Date.now() + 5000;
+    let left;
+    do {
+      left = await sandbox.process.list();
+      if (left.length === 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    } while (Date.now() < deadline);
+    assert.deepEqual(left, []);
+  });
+
+  await check('exec timeoutMs: the answer the server sends (timedOut, 124, partial output)', async () => {
+    // The same request the SDK sends, read without the SDK's client-side abort.
+    const res = await fetch(`${url}/api/sandboxes/${sandbox.sandboxId}/exec`, {
+      method: 'POST',
+      headers: { 'X-API-Key': KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ cmd: 'printf before; sleep 30', timeoutMs: 1000 }),
+    });
+    assert.equal(res.status, 200);
+    const r = await res.json();
     assert.equal(r.exitCode, 124);
     assert.equal(r.timedOut, true);
     assert.equal(r.stdout, 'before');
@@ -292,6 +315,28 @@ try {
     await s2.kill();
     await lizard.volumes.delete('wire-vol');
     await rejects(lizard.volumes.get('wire-vol'), NotFoundError);
+  });
+
+  await check('workspaces, projects and scoped keys: a scoped key reaches only its scope', async () => {
+    const ws = await lizard.workspaces.create({ name: 'wire-ws' });
+    assert.match(ws.id, /\S+/);
+    const project = await lizard.projects.create({ workspaceId: ws.id, name: 'wire-scoped' });
+    assert.match(project.id, /\S+/);
+    const minted = await lizard.apiKeys.create({ name: 'wire-scoped-key', projects: [project.id] });
+    assert.match(minted.key, /^liz_/);
+    const scoped = new Lizard({ project: project.id, apiKey: minted.key, apiUrl: url });
+    const mine = await scoped.create('base');
+    const visible = (await scoped.list()).map((s) => s.sandboxId);
+    assert.deepEqual(visible, [mine.sandboxId], 'sees only its own project');
+    await rejects(Sandbox.connect(sandbox.sandboxId, { apiKey: minted.key, apiUrl: url }), NotFoundError);
+    await rejects(scoped.billing.subscription(), AuthenticationError, (e) => {
+      assert.equal(e.status, 403);
+      assert.equal(e.code, 'ACCOUNT_SCOPE_REQUIRED');
+    });
+    await rejects(scoped.apiKeys.create({ name: 'broader' }), AuthenticationError, (e) => assert.equal(e.status, 403));
+    await rejects(scoped.workspaces.create({ name: 'nope' }), AuthenticationError,
+      (e) => assert.equal(e.code, 'ACCOUNT_SCOPE_REQUIRED'));
+    await mine.kill();
   });
 
   await check('kill: true, then false (404); later calls are NotFoundError', async () => {
