@@ -149,13 +149,11 @@ class RecreatesDestroyed : public RecoversFromUnavailable {
 // A decorator that edits the command, the options or the result of run().
 class RunEditor : public ForwardingBackend {
  public:
-  using Edit = std::function<CommandResult(WorkspaceBackend& inner, const Command&,
-                                           const RunOptions&)>;
+  using Edit =
+      std::function<CommandResult(WorkspaceBackend& inner, const Command&, const RunOptions&)>;
   RunEditor(std::unique_ptr<WorkspaceBackend> inner, Edit edit)
       : ForwardingBackend(std::move(inner)), edit_(std::move(edit)) {}
-  CommandResult run(const Command& c, const RunOptions& o) override {
-    return edit_(inner(), c, o);
-  }
+  CommandResult run(const Command& c, const RunOptions& o) override { return edit_(inner(), c, o); }
 
  private:
   Edit edit_;
@@ -465,7 +463,8 @@ void add_common_mutants(std::vector<Mutant>& out) {
       {"env.attach-destroyed-unavailable"},
       [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
         if (!origin.attached) return b;
-        return std::make_unique<RecreatesDestroyed>(std::shared_ptr<WorkspaceBackend>(std::move(b)));
+        return std::make_unique<RecreatesDestroyed>(
+            std::shared_ptr<WorkspaceBackend>(std::move(b)));
       }));
   out.push_back(local("destroyed-run-as-exit-137",
                       "a command whose environment is destroyed under it returns exit 137 "
@@ -483,13 +482,12 @@ void add_common_mutants(std::vector<Mutant>& out) {
                         r.err.clear();
                         return r;
                       })));
-  out.push_back(local("stdin-not-at-eof", "shell commands get a line on stdin instead of EOF",
-                      {"cmd.stdin-at-eof"},
-                      run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
-                        if (!c.is_shell()) return forward(b, c, o);
-                        return forward(b, Shell{"printf 'leaked\\n' | {\n" + c.script() + "\n}"},
-                                       o);
-                      })));
+  out.push_back(local(
+      "stdin-not-at-eof", "shell commands get a line on stdin instead of EOF", {"cmd.stdin-at-eof"},
+      run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
+        if (!c.is_shell()) return forward(b, c, o);
+        return forward(b, Shell{"printf 'leaked\\n' | {\n" + c.script() + "\n}"}, o);
+      })));
   out.push_back(local("missing-program-exit-0", "an argv whose program is missing returns exit 0",
                       {"cmd.missing-program-127"},
                       run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
@@ -497,21 +495,22 @@ void add_common_mutants(std::vector<Mutant>& out) {
                         if (!c.is_shell() && r.exit_code == 127) r.exit_code = 0;
                         return r;
                       })));
-  out.push_back(local(
-      "runs-non-executable", "an argv naming a non-executable file is run with /bin/sh instead",
-      {"cmd.not-executable-126"},
-      run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
-        auto r = forward(b, c, o);
-        if (c.is_shell() || r.exit_code != 126) return r;
-        std::vector<std::string> items = {"sh"};
-        items.insert(items.end(), c.argv().begin(), c.argv().end());
-        return forward(b, Argv{items}, o);
-      })));
+  out.push_back(local("runs-non-executable",
+                      "an argv naming a non-executable file is run with /bin/sh instead",
+                      {"cmd.not-executable-126"},
+                      run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
+                        auto r = forward(b, c, o);
+                        if (c.is_shell() || r.exit_code != 126) return r;
+                        std::vector<std::string> items = {"sh"};
+                        items.insert(items.end(), c.argv().begin(), c.argv().end());
+                        return forward(b, Argv{items}, o);
+                      })));
   out.push_back(local("signal-as-negative", "a command killed by signal N returns -N, not 128+N",
                       {"cmd.signal-exit-code"},
                       run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
                         auto r = forward(b, c, o);
-                        if (r.exit_code > 128 && r.exit_code < 128 + 65) r.exit_code = 128 - r.exit_code;
+                        if (r.exit_code > 128 && r.exit_code < 128 + 65)
+                          r.exit_code = 128 - r.exit_code;
                         return r;
                       })));
   out.push_back(local("argv-through-shell", "an argv is joined with spaces and run by /bin/sh -c",
@@ -555,16 +554,18 @@ void add_common_mutants(std::vector<Mutant>& out) {
                         r.err.clear();
                         return r;
                       })));
-  out.push_back(local(
-      "truncates-at-512k", "each stream is cut to 512 KiB and the command reported successful",
-      {"cmd.output-complete", "cmd.output-limit"},
-      run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
-        auto r = forward(b, c, o);
-        constexpr std::size_t kCap = 512 * 1024;
-        if (r.out.size() > kCap) r.out = std::string(workspace::utf8_truncate(r.out, kCap));
-        if (r.err.size() > kCap) r.err = std::string(workspace::utf8_truncate(r.err, kCap));
-        return r;
-      })));
+  out.push_back(local("truncates-at-512k",
+                      "each stream is cut to 512 KiB and the command reported successful",
+                      {"cmd.output-complete", "cmd.output-limit"},
+                      run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
+                        auto r = forward(b, c, o);
+                        constexpr std::size_t kCap = 512 * 1024;
+                        if (r.out.size() > kCap)
+                          r.out = std::string(workspace::utf8_truncate(r.out, kCap));
+                        if (r.err.size() > kCap)
+                          r.err = std::string(workspace::utf8_truncate(r.err, kCap));
+                        return r;
+                      })));
   out.push_back(local("limit-as-truncated-success",
                       "output over the limit returns the 64 KiB heads as a successful result",
                       {"cmd.output-limit"},
@@ -589,8 +590,7 @@ void add_common_mutants(std::vector<Mutant>& out) {
                         untimed.timeout.reset();
                         return forward(b, c, untimed);
                       })));
-  out.push_back(local("timeout-loses-output",
-                      "the timeout error carries no partial output",
+  out.push_back(local("timeout-loses-output", "the timeout error carries no partial output",
                       {"cmd.timeout-partial-output"},
                       run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
                         try {
@@ -603,16 +603,16 @@ void add_common_mutants(std::vector<Mutant>& out) {
                       "on timeout run() stops waiting but leaves the command and its group "
                       "running",
                       {"cmd.timeout-stops-group"}, plain<AbandonsOnTimeout>()));
-  out.push_back(local("accepts-invalid-timeout",
-                      "a zero, negative, NaN or infinite timeout means no timeout",
-                      {"cmd.timeout-invalid"},
-                      run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
-                        RunOptions fixed = o;
-                        if (o.timeout && !(o.timeout->count() > 0 && std::isfinite(o.timeout->count()))) {
-                          fixed.timeout.reset();
-                        }
-                        return forward(b, c, fixed);
-                      })));
+  out.push_back(
+      local("accepts-invalid-timeout", "a zero, negative, NaN or infinite timeout means no timeout",
+            {"cmd.timeout-invalid"},
+            run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
+              RunOptions fixed = o;
+              if (o.timeout && !(o.timeout->count() > 0 && std::isfinite(o.timeout->count()))) {
+                fixed.timeout.reset();
+              }
+              return forward(b, c, fixed);
+            })));
   out.push_back(local("ignores-stop-token", "the cancellation token is not passed on",
                       {"cmd.cancellation"},
                       run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
@@ -626,27 +626,28 @@ void add_common_mutants(std::vector<Mutant>& out) {
                         bare.env.clear();
                         return forward(b, c, bare);
                       })));
-  out.push_back(local(
-      "passes-host-env", "every variable of the host process is added to each command's env",
-      {"cmd.env-not-inherited"},
-      run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
-        RunOptions leaky = o;
-        for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-          const std::string entry = *e;
-          const auto eq = entry.find('=');
-          if (eq == std::string::npos || eq == 0) continue;
-          leaky.env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
-        }
-        return forward(b, c, leaky);
-      })));
-  out.push_back(local("starts-in-tmp", "commands start in /tmp instead of the working directory",
-                      {"cmd.starts-in-working-dir"},
+  out.push_back(local("passes-host-env",
+                      "every variable of the host process is added to each command's env",
+                      {"cmd.env-not-inherited"},
                       run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
-                        if (c.is_shell()) return forward(b, Shell{"cd /tmp || exit 1\n" + c.script()}, o);
-                        std::vector<std::string> items = {"sh", "-c", "cd /tmp && exec \"$@\"", "sh"};
-                        items.insert(items.end(), c.argv().begin(), c.argv().end());
-                        return forward(b, Argv{items}, o);
+                        RunOptions leaky = o;
+                        for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+                          const std::string entry = *e;
+                          const auto eq = entry.find('=');
+                          if (eq == std::string::npos || eq == 0) continue;
+                          leaky.env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+                        }
+                        return forward(b, c, leaky);
                       })));
+  out.push_back(
+      local("starts-in-tmp", "commands start in /tmp instead of the working directory",
+            {"cmd.starts-in-working-dir"},
+            run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {
+              if (c.is_shell()) return forward(b, Shell{"cd /tmp || exit 1\n" + c.script()}, o);
+              std::vector<std::string> items = {"sh", "-c", "cd /tmp && exec \"$@\"", "sh"};
+              items.insert(items.end(), c.argv().begin(), c.argv().end());
+              return forward(b, Argv{items}, o);
+            })));
   out.push_back(local("coalesces-concurrent-runs",
                       "a run() that starts while another runs gets the other's result",
                       {"cmd.concurrent"}, plain<CoalescesConcurrentRuns>()));
@@ -806,9 +807,10 @@ void add_common_mutants(std::vector<Mutant>& out) {
     e.list = [remap](ForwardingBackend& b, const std::string& p) {
       return remap([&] { return b.list_dir(p); });
     };
-    out.push_back(local("file-parent-enoent",
-                        "a file used as a parent directory is reported as no_such_file_or_directory",
-                        {"fs.file-as-parent-not-a-directory"}, file_editor(e)));
+    out.push_back(
+        local("file-parent-enoent",
+              "a file used as a parent directory is reported as no_such_file_or_directory",
+              {"fs.file-as-parent-not-a-directory"}, file_editor(e)));
   }
   {
     FileEdits e;

@@ -36,6 +36,12 @@ class RacyFirstUse : public SharedForwarding {
   RacyFirstUse(std::unique_ptr<WorkspaceBackend> placeholder, Origin origin)
       : SharedForwarding(std::shared_ptr<WorkspaceBackend>(std::move(placeholder))),
         origin_(std::move(origin)) {}
+  // Neither may create the sandbox (they never block on I/O).
+  std::optional<WorkspaceRef> ref() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return chosen_ ? chosen_->ref() : std::nullopt;
+  }
+  std::string working_dir() const override { return original()->working_dir(); }
 
  protected:
   std::shared_ptr<WorkspaceBackend> current() const override {
@@ -151,10 +157,14 @@ class DestroyWithoutDelete : public ForwardingBackend {
 
 // Every command runs as one plain exec request, taking what comes back
 // (cut at the server's 512 KiB per stream, or at its exec limit) as the result.
+// With `resend_after_drop`, an exec whose connection dropped is sent again.
 class SingleExecRequest : public ForwardingBackend {
  public:
-  SingleExecRequest(std::unique_ptr<WorkspaceBackend> inner, const Endpoint& endpoint)
-      : ForwardingBackend(std::move(inner)), endpoint_(endpoint) {}
+  SingleExecRequest(std::unique_ptr<WorkspaceBackend> inner, const Endpoint& endpoint,
+                    bool resend_after_drop = false)
+      : ForwardingBackend(std::move(inner)),
+        endpoint_(endpoint),
+        resend_after_drop_(resend_after_drop) {}
   CommandResult run(const Command& c, const RunOptions& o) override {
     workspace::validate_run(c, o);
     ForwardingBackend::exists(working_dir());  // makes sure the sandbox exists
@@ -168,12 +178,20 @@ class SingleExecRequest : public ForwardingBackend {
     }
     request.envs = o.env;
     request.workdir = working_dir();
-    auto result = client_for(endpoint_).exec(r->id, request);
+    auto client = client_for(endpoint_);
+    api::ExecResult result;
+    try {
+      result = client.exec(r->id, request);
+    } catch (const workspace::WorkspaceTransientError&) {
+      if (!resend_after_drop_) throw;
+      result = client.exec(r->id, request);
+    }
     return {result.exit_code, result.out, result.err};
   }
 
  private:
   Endpoint endpoint_;
+  bool resend_after_drop_;
 };
 
 // File bytes travel through commands (base64 in argv, base64 on stdout).
@@ -327,11 +345,12 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         if (origin.attached) return b;
         return std::make_unique<RacyFirstUse>(std::move(b), std::move(origin));
       }));
-  out.push_back(lizard("constructs-eagerly", "building a backend already creates its sandbox",
-                       {"lizard.no-request-at-construction"},
-                       [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
-                         return std::make_unique<ConstructsEagerly>(std::move(b));
-                       }));
+  out.push_back(
+      lizard("constructs-eagerly", "building a backend already creates its sandbox",
+             {"lizard.no-request-at-construction"},
+             [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
+               return std::make_unique<ConstructsEagerly>(std::move(b));
+             }));
   {
     MutantSpec spec;
     spec.overrides = [](BackendOverrides& o, const Origin&) { o.lifetime.reset(); };
@@ -346,7 +365,8 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
          public:
           using ForwardingBackend::ForwardingBackend;
           CommandResult run(const Command& c, const RunOptions& o) override {
-            if (c.is_shell()) return ForwardingBackend::run(Shell{"cd /tmp || exit 1\n" + c.script()}, o);
+            if (c.is_shell())
+              return ForwardingBackend::run(Shell{"cd /tmp || exit 1\n" + c.script()}, o);
             std::vector<std::string> items = {"sh", "-c", "cd /tmp && exec \"$@\"", "sh"};
             items.insert(items.end(), c.argv().begin(), c.argv().end());
             return ForwardingBackend::run(Argv{items}, o);
@@ -369,18 +389,18 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         if (!origin.attached || origin.endpoint == nullptr) return b;
         return std::make_unique<RenewsOnAttach>(std::move(b), *origin.endpoint);
       }));
-  out.push_back(lizard("destroys-on-drop-lizard",
-                       "the backend's destructor calls destroy(), deleting the sandbox",
-                       {"lizard.run-end-keeps-sandbox"},
-                       [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
-                         return std::make_unique<DestroysOnDrop>(std::move(b));
-                       }));
-  out.push_back(lizard("destroy-without-delete",
-                       "destroy() marks the backend unusable but sends no delete",
-                       {"lizard.destroy"},
-                       [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
-                         return std::make_unique<DestroyWithoutDelete>(std::move(b));
-                       }));
+  out.push_back(lizard(
+      "destroys-on-drop-lizard", "the backend's destructor calls destroy(), deleting the sandbox",
+      {"lizard.run-end-keeps-sandbox"},
+      [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
+        return std::make_unique<DestroysOnDrop>(std::move(b));
+      }));
+  out.push_back(
+      lizard("destroy-without-delete", "destroy() marks the backend unusable but sends no delete",
+             {"lizard.destroy"},
+             [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
+               return std::make_unique<DestroyWithoutDelete>(std::move(b));
+             }));
   out.push_back(lizard(
       "key-in-command-env", "every command gets LIZARD_API_KEY in its env (in the exec body)",
       {"lizard.key-stays-on-host", "cmd.env-not-inherited"},
@@ -419,12 +439,21 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         if (origin.endpoint == nullptr) return b;
         return std::make_unique<SingleExecRequest>(std::move(b), *origin.endpoint);
       }));
-  out.push_back(lizard("files-through-commands",
-                       "file bytes travel base64-encoded through commands, not the files API",
-                       {"lizard.binary-files"},
-                       [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
-                         return std::make_unique<FilesThroughCommands>(std::move(b));
-                       }));
+  out.push_back(lizard(
+      "resends-exec-after-drop",
+      "a command is one exec request, sent again when its connection drops (it runs twice)",
+      {"lizard.no-rerun-after-drop"},
+      [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
+        if (origin.endpoint == nullptr) return b;
+        return std::make_unique<SingleExecRequest>(std::move(b), *origin.endpoint, true);
+      }));
+  out.push_back(
+      lizard("files-through-commands",
+             "file bytes travel base64-encoded through commands, not the files API",
+             {"lizard.binary-files"},
+             [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
+               return std::make_unique<FilesThroughCommands>(std::move(b));
+             }));
   out.push_back(lizard(
       "replaces-expired-sandbox", "a used backend whose sandbox expired silently creates a new one",
       {"lizard.expired-mid-session"},
@@ -432,31 +461,29 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         if (origin.attached) return b;
         return std::make_unique<ReplacesExpired>(std::move(b), std::move(origin));
       }));
-  out.push_back(lizard("auth-error-vague",
-                       "a rejected key becomes a generic WorkspaceError(\"request failed\")",
-                       {"lizard.credentials-rejected"},
-                       call_editor([](const std::function<void()>& call) {
-                         try {
-                           call();
-                         } catch (const WorkspaceAuthenticationError&) {
-                           throw WorkspaceError("request failed");
-                         }
-                       })));
   out.push_back(lizard(
-      "retries-after-transient",
-      "a call that failed transiently is sent again (up to 2 more times), even when it may "
-      "have been admitted",
-      {"lizard.transient-errors", "lizard.no-rerun-after-drop"},
-      call_editor([](const std::function<void()>& call) {
-        for (int attempt = 0;; ++attempt) {
-          try {
-            call();
-            return;
-          } catch (const WorkspaceTransientError&) {
-            if (attempt == 2) throw;
-          }
+      "auth-error-vague", "a rejected key becomes a generic WorkspaceError(\"request failed\")",
+      {"lizard.credentials-rejected"}, call_editor([](const std::function<void()>& call) {
+        try {
+          call();
+        } catch (const WorkspaceAuthenticationError&) {
+          throw WorkspaceError("request failed");
         }
       })));
+  out.push_back(
+      lizard("retries-after-transient",
+             "a call that failed transiently is sent again (up to 2 more times), even when it may "
+             "have been admitted",
+             {"lizard.transient-errors"}, call_editor([](const std::function<void()>& call) {
+               for (int attempt = 0;; ++attempt) {
+                 try {
+                   call();
+                   return;
+                 } catch (const WorkspaceTransientError&) {
+                   if (attempt == 2) throw;
+                 }
+               }
+             })));
   out.push_back(lizard("transient-as-unavailable",
                        "5xx, 429 and dropped connections are reported as WorkspaceUnavailableError",
                        {"lizard.transient-errors"},
@@ -467,8 +494,7 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
                            throw workspace::WorkspaceUnavailableError(e.what());
                          }
                        })));
-  out.push_back(lizard("swallows-501",
-                       "an operation answered 501 returns an empty success",
+  out.push_back(lizard("swallows-501", "an operation answered 501 returns an empty success",
                        {"lizard.unsupported-501"},
                        call_editor([](const std::function<void()>& call) {
                          try {

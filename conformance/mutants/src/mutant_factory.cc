@@ -120,7 +120,8 @@ class MutantSession : public BackendSession {
     }
     auto* p = inner_->platform();
     if (p == nullptr) throw std::logic_error("this mutant needs a platform view");
-    if (spec_.overrides) spec_.overrides(overrides, origin_without_fresh(overrides.ref.has_value()));
+    if (spec_.overrides)
+      spec_.overrides(overrides, origin_without_fresh(overrides.ref.has_value()));
     return p->make_with(overrides);
   }
 

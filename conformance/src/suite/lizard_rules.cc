@@ -273,7 +273,8 @@ void lizard_run_end_keeps_sandbox(RuleContext& ctx) {
   auto& p = platform(ctx);
   auto b = ctx.make();
   first_use(ctx, b);
-  if (b->filesystem()) b->filesystem()->write_bytes("/workspace/lc-kept", "k");
+  const std::string kept = b->working_dir() + "/lc-kept-" + random_hex(8);
+  if (b->filesystem()) b->filesystem()->write_bytes(kept, "k");
   const auto ref = b->ref();
   ASSERT_TRUE(ref.has_value());
   ctx.track(*ref);
@@ -288,6 +289,12 @@ void lizard_run_end_keeps_sandbox(RuleContext& ctx) {
   auto again = ctx.adopt(p.make_with(o));
   std::string got = describe_throw([&] { first_use(ctx, again); });
   EXPECT_EQ(got, "none") << "the sandbox is gone after its backend object ended";
+  if (auto* f = again->filesystem()) {
+    std::string content;
+    got = describe_throw([&] { content = f->read_bytes(kept); });
+    EXPECT_EQ(got, "none") << "a file did not survive the backend object";
+    EXPECT_EQ(content, "k");
+  }
 }
 
 void lizard_destroy(RuleContext& ctx) {
@@ -328,8 +335,10 @@ void lizard_key_stays_on_host(RuleContext& ctx) {
   ctx.run(b, Argv{{"printf", "%s", "argv item"}}, options);
   ctx.run(b, Shell{"env > /dev/null; echo done"});
   if (auto* f = b->filesystem()) {
-    f->write_bytes("/workspace/lc-key-file", "file content");
-    f->read_bytes("/workspace/lc-key-file");
+    const std::string file = b->working_dir() + "/lc-key-" + random_hex(8);
+    f->write_bytes(file, "file content");
+    f->read_bytes(file);
+    f->remove(file);
     messages.push_back(
         describe_throw([&] { f->read_bytes("/workspace/lc-missing-" + random_hex(4)); }));
   }
