@@ -745,6 +745,9 @@ class MockServer::Impl {
     http_.new_task_queue = [] { return new httplib::ThreadPool(256); };
     http_.set_payload_max_length(opt_.max_body_bytes);
     http_.set_keep_alive_max_count(1000);
+    // httplib writes headers and body separately; without TCP_NODELAY, Nagle's
+    // algorithm holds the body until the client's delayed ACK (~40 ms a request).
+    http_.set_tcp_nodelay(true);
     http_.set_read_timeout(30, 0);
     http_.set_write_timeout(30, 0);
     auto handler = [this](const httplib::Request& req, httplib::Response& res) {
