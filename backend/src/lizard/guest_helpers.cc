@@ -77,6 +77,15 @@ while [ "$__lz_n" -gt 0 ]; do
   __lz_n=$((__lz_n - 1))
 done
 mkfifo "$__lz_d/o.p" "$__lz_d/e.p" || exit 1
+# A shell cannot un-ignore a signal ignored on entry, and a server may start
+# us with SIGPIPE ignored; the command must start with it at its default (a
+# writer to a closed stream dies quietly, as on a terminal). env does it when
+# it can (coreutils >= 8.31), unless argv[0] holds "=" (env would take it as
+# an assignment).
+case $1 in
+  *=*) ;;
+  *) env --default-signal=PIPE true 2>/dev/null && set -- env --default-signal=PIPE -- "$@" ;;
+esac
 setsid -- "$@" </dev/null >"$__lz_d/o.p" 2>"$__lz_d/e.p" &
 __lz_p=$!
 echo "$__lz_p" >"$__lz_d/pid"
@@ -117,10 +126,13 @@ if [ -e "$__lz_d/timedout" ]; then
   __lz_to=1
   kill -KILL -"$__lz_p" 2>/dev/null
 fi
+# The drain grace: readers normally finish within milliseconds of the exit;
+# only a background child still holding a stream makes this wait run out.
+# One second, so that a loaded machine does not cut a normal command's output.
 __lz_i=0
 while [ ! -e "$__lz_d/o.done" ] || [ ! -e "$__lz_d/e.done" ]; do
-  [ "$__lz_i" -ge 20 ] && break
-  sleep 0.01
+  [ "$__lz_i" -ge 50 ] && break
+  sleep 0.02
   __lz_i=$((__lz_i + 1))
 done
 __lz_os=$(($(wc -c <"$__lz_d/out" 2>/dev/null || echo 0)))
