@@ -1,0 +1,65 @@
+// lizard-sweep: deletes sandboxes that live conformance runs left behind
+// (tagged "lizard-conformance-run") and that are older than N minutes.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "sweep.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    R"(usage: lizard-sweep [--older-than MINUTES] [--run RUN_ID] [--dry-run]
+
+Deletes the sandboxes of the project that earlier live conformance runs tagged
+(metadata "lizard-conformance-run") and that are at least MINUTES old (default
+30), and prints each one it deleted or kept. Untagged sandboxes are never
+touched. Credentials: LIZARD_API_KEY and LIZARD_PROJECT_ID; LIZARD_API_URL
+overrides the endpoint. Exit status: 0, 1 when a delete failed, 2 on a usage
+or credentials error.
+)";
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "lizard-sweep: " << message << "\n\n" << kUsage;
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  lizard::sweep::SweepOptions options;
+  options.client = lizard::api::ClientOptions::from_environment();
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (arg == "--older-than") {
+      const std::string v = value();
+      char* end = nullptr;
+      const long minutes = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || minutes < 0) usage_error("--older-than needs minutes >= 0");
+      options.older_than = std::chrono::minutes(minutes);
+    } else if (arg == "--run") {
+      options.run_id = value();
+    } else if (arg == "--dry-run") {
+      options.dry_run = true;
+    } else {
+      usage_error("unknown option '" + arg + "'");
+    }
+  }
+  if (options.client.api_key.empty() || options.client.project.empty()) {
+    usage_error("LIZARD_API_KEY and LIZARD_PROJECT_ID must be set");
+  }
+  try {
+    const auto result = lizard::sweep::sweep(options, &std::cout);
+    return result.failed.empty() ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "lizard-sweep: " << e.what() << "\n";
+    return 2;
+  }
+}

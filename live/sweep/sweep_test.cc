@@ -1,0 +1,127 @@
+// lizard-sweep against the embedded mock: tagged old sandboxes are deleted;
+// untagged ones, young ones and other runs' are kept.
+#include "sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "lizard/mock/mock_server.h"
+
+namespace lizard::sweep {
+namespace {
+
+class SweepTest : public testing::Test {
+ protected:
+  SweepTest() {
+    api::ClientOptions options;
+    options.api_url = server_.url();
+    options.api_key = server_.api_key();
+    options.project = server_.project_id();
+    client_options_ = options;
+    client_ = std::make_unique<api::Client>(options);
+    project_ = client_->resolve_project(options.project);
+  }
+
+  std::string create(std::map<std::string, std::string> metadata) {
+    api::CreateSandboxRequest request;
+    request.template_name = "interpreter";
+    request.project_id = project_;
+    request.timeout_ms = 3 * 3600 * 1000;  // outlives the clock jump below
+    request.metadata = std::move(metadata);
+    return client_->create_sandbox(request).sandbox_id;
+  }
+
+  bool alive(const std::string& id) {
+    try {
+      client_->get_sandbox(id);
+      return true;
+    } catch (const api::NotFoundError&) {
+      return false;
+    }
+  }
+
+  // The mock's "now": the start time of a sandbox made just now.
+  std::chrono::system_clock::time_point mock_now(const std::string& fresh_id) {
+    auto t = parse_time(client_->get_sandbox(fresh_id).started_at);
+    EXPECT_TRUE(t.has_value());
+    return t.value_or(std::chrono::system_clock::now());
+  }
+
+  static bool has(const std::vector<SweptSandbox>& list, const std::string& id) {
+    return std::any_of(list.begin(), list.end(), [&](const SweptSandbox& s) { return s.id == id; });
+  }
+
+  mock::MockServer server_;
+  api::ClientOptions client_options_;
+  std::unique_ptr<api::Client> client_;
+  std::string project_;
+};
+
+TEST_F(SweepTest, DeletesTaggedOldSandboxesOnly) {
+  const std::string old_tagged = create({{kRunTag, "run-a"}, {"lizard-conformance-rule", "cmd.x"}});
+  const std::string old_other_run = create({{kRunTag, "run-b"}});
+  const std::string old_untagged = create({{"owner", "someone"}});
+  server_.advance_clock(std::chrono::minutes(45));
+  const std::string young_tagged = create({{kRunTag, "run-a"}});
+
+  SweepOptions options;
+  options.client = client_options_;
+  options.older_than = std::chrono::minutes(30);
+  options.now = mock_now(young_tagged);
+  std::ostringstream log;
+  const SweepResult result = sweep(options, &log);
+
+  EXPECT_TRUE(has(result.deleted, old_tagged)) << log.str();
+  EXPECT_TRUE(has(result.deleted, old_other_run)) << log.str();
+  EXPECT_TRUE(has(result.kept_young, young_tagged)) << log.str();
+  EXPECT_EQ(result.deleted.size(), 2u) << log.str();
+  EXPECT_EQ(result.untagged, 1);
+  EXPECT_TRUE(result.failed.empty());
+  EXPECT_FALSE(alive(old_tagged));
+  EXPECT_FALSE(alive(old_other_run));
+  EXPECT_TRUE(alive(old_untagged)) << "an untagged sandbox was deleted";
+  EXPECT_TRUE(alive(young_tagged)) << "a young sandbox was deleted";
+  EXPECT_NE(log.str().find("deleted " + old_tagged + " (run run-a, rule cmd.x"), std::string::npos)
+      << log.str();
+  EXPECT_EQ(log.str().find(server_.api_key()), std::string::npos) << "the key is in the log";
+}
+
+TEST_F(SweepTest, RunFilterAndDryRunDeleteNothingElse) {
+  const std::string mine = create({{kRunTag, "run-a"}});
+  const std::string theirs = create({{kRunTag, "run-b"}});
+  server_.advance_clock(std::chrono::minutes(45));
+  const std::string fresh = create({});
+
+  SweepOptions options;
+  options.client = client_options_;
+  options.older_than = std::chrono::minutes(30);
+  options.now = mock_now(fresh);
+  options.run_id = "run-a";
+  options.dry_run = true;
+  SweepResult dry = sweep(options, nullptr);
+  EXPECT_TRUE(has(dry.deleted, mine));
+  EXPECT_FALSE(has(dry.deleted, theirs));
+  EXPECT_EQ(dry.other_runs, 1);
+  EXPECT_TRUE(alive(mine)) << "a dry run deleted";
+
+  options.dry_run = false;
+  SweepResult real = sweep(options, nullptr);
+  EXPECT_TRUE(has(real.deleted, mine));
+  EXPECT_FALSE(alive(mine));
+  EXPECT_TRUE(alive(theirs)) << "another run's sandbox was deleted";
+}
+
+TEST(SweepParseTime, AcceptsTheApiFormatAndRejectsOthers) {
+  auto t = parse_time("1970-01-01T00:01:00.250Z");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(t->time_since_epoch()).count(),
+            60250);
+  EXPECT_TRUE(parse_time("2025-01-31T12:34:56Z").has_value());
+  EXPECT_FALSE(parse_time("yesterday").has_value());
+  EXPECT_FALSE(parse_time("2025-01-31T12:34:56+02:00").has_value());
+}
+
+}  // namespace
+}  // namespace lizard::sweep
