@@ -27,13 +27,15 @@ const std::vector<MutantOutcome>& outcomes() {
   static std::once_flag once;
   static std::vector<MutantOutcome> results;
   std::call_once(once, [] {
+    MutantRunOptions options;
+    if (const char* extra = std::getenv("LIZARD_MUTANTS_EXTRA")) options.extra_filter = extra;
     const std::string filter = selection();
     if (filter.empty()) {
-      results = run_all_mutants(6, {}, &std::cerr);
+      results = run_all_mutants(6, options, &std::cerr);
       return;
     }
     for (const auto& m : all_mutants()) {
-      if (filter_matches(filter, m.name)) results.push_back(run_mutant(m));
+      if (filter_matches(filter, m.name)) results.push_back(run_mutant(m, options));
     }
   });
   return results;
