@@ -11,6 +11,7 @@
 #include <iostream>
 #include <mutex>
 
+#include "lizard/conformance/local_factory.h"
 #include "lizard/conformance/mutants.h"
 #include "lizard/conformance/rules.h"
 
@@ -76,6 +77,22 @@ TEST(MutantCatalogue, CoverageCheckFlagsStaleEntries) {
   EXPECT_TRUE(mentions("listed as unprovable but a mutant targets it"));
   EXPECT_TRUE(mentions("no.such-rule"));
   EXPECT_TRUE(mentions("no.such-target"));
+}
+
+// The harness must be able to say "not caught": a "mutant" that breaks nothing
+// is reported as missing its target.
+TEST(MutantHarness, ReportsAnUnbrokenBackendAsMissed) {
+  Mutant unbroken;
+  unbroken.name = "unbroken";
+  unbroken.description = "the working local backend";
+  unbroken.targets = {"cmd.result-fields", "fs.exists"};
+  unbroken.base = "local";
+  unbroken.make_factory = [] { return make_local_factory(); };
+  const MutantOutcome outcome = run_mutant(unbroken);
+  EXPECT_FALSE(outcome.proven());
+  EXPECT_TRUE(outcome.failed_targets.empty());
+  EXPECT_EQ(outcome.missed_targets, unbroken.targets);
+  EXPECT_EQ(outcome.report.rules.size(), 2u) << "only the targets run";
 }
 
 class MutantIsCaught : public testing::TestWithParam<std::size_t> {};
