@@ -10,148 +10,180 @@ namespace lizard::workspace::internal {
 
 namespace {
 
-// The wrapper runs in the exec's process group, which the server kills when
-// its per-request limit passes. It only starts the supervisor (in a session
-// of its own, so it survives that kill) and prints the envelope when the
-// supervisor has written the status. Re-sent unchanged, it finds the run
-// directory and just waits again: the command never starts twice.
-// Variables carry a __lz_ prefix because a name the caller passed in env is
-// exported, and assigning it would change the command's environment.
-constexpr std::string_view kWrapper = R"SH(__lz_d=/tmp/.lizard/$2
-for __lz_c in $5; do rm -rf "/tmp/.lizard/$__lz_c"; done
-mkdir -p /tmp/.lizard
-if mkdir "$__lz_d" 2>/dev/null; then
-  setsid -w /bin/sh -c "$1" lizard-supervisor "$@" </dev/null >/dev/null 2>"$__lz_d/supervisor.err" &
-  wait $!
-  if [ ! -e "$__lz_d/status" ]; then
-    echo "LZFAIL the supervisor did not start: $(head -c 300 "$__lz_d/supervisor.err" 2>/dev/null)"
-    exit 0
+// The run helper. The exec starts it as `setsid -f -w /bin/sh -c SCRIPT ...`:
+// setsid forks it into a session of its own, so the server's per-request kill
+// (of the exec's process group) stops only the waiting setsid, never the
+// helper; a re-sent request finds the claim file and only waits for the
+// status, so the command never starts twice. One process does everything, and
+// a run of `true` costs four process starts in the sandbox (setsid, sh,
+// setsid, the command) plus an output watcher that forks and sleeps beside
+// it; docs/performance.md has the figures.
+//
+// The command writes straight into files (nothing reads its streams, so a
+// background child holding stdout cannot hold the result). A watcher checks
+// the file sizes (20 ms, then up to every 200 ms while nothing grows) and
+// kills the group when a stream passes the limit; the sizes at exit decide
+// too. A timeout watchdog runs only when a timeout is set. Variables carry a
+// __lz_ prefix because a name the caller passed in env is exported, and
+// assigning it would change the command's environment.
+constexpr std::string_view kRunHelper = R"SH(__lz_r=/tmp/.lizard/$1
+__lz_t=$2
+__lz_l=$3
+__lz_c=$4
+__lz_b=$5
+shift 5
+[ -d /tmp/.lizard ] || mkdir -p /tmp/.lizard 2>/dev/null
+set -C
+if { true >"$__lz_r.p"; } 2>/dev/null; then
+  set +C
+  __lz_n=$#
+  while [ "$__lz_n" -gt 0 ]; do
+    __lz_a=$1
+    shift
+    case $__lz_a in
+      r*) __lz_a=${__lz_a#r} ;;
+      *) __lz_a=$(printf '%s' "${__lz_a#b}" | base64 -d; printf x); __lz_a=${__lz_a%x} ;;
+    esac
+    set -- "$@" "$__lz_a"
+    __lz_n=$((__lz_n - 1))
+  done
+  # A shell cannot un-ignore a signal ignored on entry, and a server may start
+  # us with SIGPIPE ignored; the command must start with it at its default (a
+  # writer to a closed stream dies quietly, as on a terminal). SigIgn is read
+  # with builtins; only when SIGPIPE is ignored (or /proc is missing) does env
+  # (coreutils >= 8.31) reset it, unless argv[0] holds "=" (env would take it
+  # as an assignment).
+  __lz_i=1
+  if [ -r /proc/$$/status ]; then
+    while read -r __lz_k __lz_v; do
+      [ "$__lz_k" = SigIgn: ] || continue
+      __lz_v=${__lz_v#"${__lz_v%????}"}
+      [ $((0x$__lz_v & 4096)) -eq 0 ] && __lz_i=0
+      break
+    done </proc/$$/status
   fi
+  if [ "$__lz_i" = 1 ]; then
+    case $1 in
+      *=*) ;;
+      *) env --default-signal=PIPE true 2>/dev/null && set -- env --default-signal=PIPE -- "$@" ;;
+    esac
+  fi
+  setsid -- "$@" </dev/null >"$__lz_r.o" 2>"$__lz_r.e" &
+  __lz_p=$!
+  echo "$__lz_p" >"$__lz_r.p"
+  if [ -n "$__lz_c" ]; then
+    (
+      cd /tmp/.lizard || exit 0
+      set --
+      for __lz_i in $__lz_c; do set -- "$@" "$__lz_i" "$__lz_i".*; done
+      rm -rf -- "$@"
+    ) </dev/null >/dev/null 2>&1 &
+  fi
+  (
+    # Stopped when the command ends; it takes its sleep along.
+    trap 'kill $! 2>/dev/null; exit 0' TERM
+    __lz_i=0
+    __lz_z=
+    while :; do
+      case $__lz_i in 0) sleep 0.02 & ;; 1) sleep 0.05 & ;; 2) sleep 0.1 & ;; *) sleep 0.2 & ;; esac
+      wait $!
+      __lz_i=$((__lz_i + 1))
+      if [ -s "$__lz_r.o" ] || [ -s "$__lz_r.e" ]; then
+        set -- $(stat -c %s -- "$__lz_r.o" "$__lz_r.e" 2>/dev/null)
+        if [ "${1:-0}" -gt "$__lz_l" ] || [ "${2:-0}" -gt "$__lz_l" ]; then
+          : >"$__lz_r.over"
+          kill -KILL -"$__lz_p" 2>/dev/null
+          exit 0
+        fi
+        [ "$1 $2" != "$__lz_z" ] && __lz_i=0
+        __lz_z="$1 $2"
+      fi
+    done
+  ) </dev/null >/dev/null 2>&1 &
+  __lz_w=$!
+  __lz_k=
+  if [ "$__lz_t" -gt 0 ]; then
+    (
+      trap 'kill $! 2>/dev/null; exit 0' TERM
+      sleep "$((__lz_t / 1000)).$(printf %03d $((__lz_t % 1000)))" &
+      wait $! || exit 0
+      : >"$__lz_r.to"
+      kill -TERM -"$__lz_p" 2>/dev/null
+      sleep 2 &
+      wait $!
+      kill -KILL -"$__lz_p" 2>/dev/null
+    ) </dev/null >/dev/null 2>&1 &
+    __lz_k=$!
+  fi
+  wait "$__lz_p"
+  __lz_x=$?
+  kill "$__lz_w" $__lz_k 2>/dev/null
+  __lz_to=0
+  if [ -e "$__lz_r.to" ]; then
+    __lz_to=1
+    kill -KILL -"$__lz_p" 2>/dev/null
+  fi
+  __lz_os=0
+  __lz_es=0
+  if [ -s "$__lz_r.o" ] || [ -s "$__lz_r.e" ]; then
+    set -- $(stat -c %s -- "$__lz_r.o" "$__lz_r.e" 2>/dev/null)
+    __lz_os=${1:-0}
+    __lz_es=${2:-0}
+  fi
+  __lz_ov=0
+  if [ -e "$__lz_r.over" ] || [ "$__lz_os" -gt "$__lz_l" ] || [ "$__lz_es" -gt "$__lz_l" ]; then
+    __lz_ov=1
+    kill -KILL -"$__lz_p" 2>/dev/null
+  fi
+  # One small write: a reader that sees the file non-empty sees all of it.
+  echo "$__lz_x $__lz_to $__lz_ov $__lz_os $__lz_es" >"$__lz_r.s"
+else
+  set +C
 fi
-while [ ! -e "$__lz_d/status" ]; do
-  if [ ! -d "$__lz_d" ]; then echo "LZFAIL the run directory is gone"; exit 0; fi
+while [ ! -s "$__lz_r.s" ]; do
+  if [ ! -e "$__lz_r.p" ]; then echo "LZFAIL the run files are gone"; exit 0; fi
   sleep 0.05
 done
-read __lz_x __lz_t __lz_o __lz_os __lz_es <"$__lz_d/status"
-echo "LZ1 $__lz_x $__lz_t $__lz_o $__lz_os $__lz_es"
+read __lz_x __lz_to __lz_ov __lz_os __lz_es <"$__lz_r.s"
+echo "LZ1 $__lz_x $__lz_to $__lz_ov $__lz_os $__lz_es"
 __lz_emit() {
-  if [ "$3" = 1 ]; then printf b; head -c "$2" "$1" | base64 -w0; echo; else echo -; fi
+  if [ "$3" != 1 ]; then
+    echo -
+  elif [ "$2" -gt 0 ] && [ -s "$1" ]; then
+    printf b
+    head -c "$2" "$1" | base64 -w0
+    echo
+  else
+    echo b
+  fi
 }
-if [ "$__lz_o" = 1 ]; then
-  __lz_emit "$__lz_d/out" 65536 1
-  __lz_emit "$__lz_d/err" 65536 1
+if [ "$__lz_ov" = 1 ]; then
+  __lz_emit "$__lz_r.o" 65536 1
+  __lz_emit "$__lz_r.e" 65536 1
 else
   __lz_oi=0
   __lz_ei=0
-  if [ $((__lz_os + __lz_es)) -le "$6" ]; then
+  if [ $((__lz_os + __lz_es)) -le "$__lz_b" ]; then
     __lz_oi=1
     __lz_ei=1
   else
-    [ "$__lz_os" -le $(($6 / 2)) ] && __lz_oi=1
-    [ "$__lz_es" -le $(($6 / 2)) ] && __lz_ei=1
+    [ "$__lz_os" -le $((__lz_b / 2)) ] && __lz_oi=1
+    [ "$__lz_es" -le $((__lz_b / 2)) ] && __lz_ei=1
   fi
-  __lz_emit "$__lz_d/out" "$__lz_os" "$__lz_oi"
-  __lz_emit "$__lz_d/err" "$__lz_es" "$__lz_ei"
+  __lz_emit "$__lz_r.o" "$__lz_os" "$__lz_oi"
+  __lz_emit "$__lz_r.e" "$__lz_es" "$__lz_ei"
 fi
 echo LZEND
 )SH";
 
-// The supervisor owns the run: it decodes the argv, starts the command in a
-// session of its own (so its process group can be killed without killing
-// the supervisor), copies at most LIMIT+1 bytes of each stream into files
-// (FIFOs + head, so output over the limit is detected without filling the
-// disk), enforces the timeout, and records the outcome in "status".
-constexpr std::string_view kSupervisor = R"SH(__lz_d=/tmp/.lizard/$2
-__lz_t=$3
-__lz_l=$4
-shift 6
-__lz_n=$#
-while [ "$__lz_n" -gt 0 ]; do
-  __lz_a=$1
-  shift
-  case $__lz_a in
-    r*) __lz_a=${__lz_a#r} ;;
-    *) __lz_a=$(printf '%s' "${__lz_a#b}" | base64 -d; printf x); __lz_a=${__lz_a%x} ;;
-  esac
-  set -- "$@" "$__lz_a"
-  __lz_n=$((__lz_n - 1))
-done
-mkfifo "$__lz_d/o.p" "$__lz_d/e.p" || exit 1
-# A shell cannot un-ignore a signal ignored on entry, and a server may start
-# us with SIGPIPE ignored; the command must start with it at its default (a
-# writer to a closed stream dies quietly, as on a terminal). env does it when
-# it can (coreutils >= 8.31), unless argv[0] holds "=" (env would take it as
-# an assignment).
-case $1 in
-  *=*) ;;
-  *) env --default-signal=PIPE true 2>/dev/null && set -- env --default-signal=PIPE -- "$@" ;;
-esac
-setsid -- "$@" </dev/null >"$__lz_d/o.p" 2>"$__lz_d/e.p" &
-__lz_p=$!
-echo "$__lz_p" >"$__lz_d/pid"
-# head buffers its output until it exits; unbuffered, the bytes a background
-# child's still-open stream has carried are in the file when the run ends.
-__lz_h="stdbuf -o0 head"
-command -v stdbuf >/dev/null 2>&1 || __lz_h=head
-__lz_reader() {
-  $__lz_h -c $((__lz_l + 1)) <"$1" >"$2"
-  if [ "$(wc -c <"$2")" -gt "$__lz_l" ]; then
-    : >"$__lz_d/over"
-    kill -KILL -"$__lz_p" 2>/dev/null
-  fi
-  : >"$3"
-}
-__lz_reader "$__lz_d/o.p" "$__lz_d/out" "$__lz_d/o.done" &
-__lz_reader "$__lz_d/e.p" "$__lz_d/err" "$__lz_d/e.done" &
-__lz_w=
-if [ "$__lz_t" -gt 0 ]; then
-  (
-    # Stopped early (the command ended), it takes its sleep along.
-    trap 'kill "$__lz_s" 2>/dev/null; exit 0' TERM
-    sleep "$((__lz_t / 1000)).$(printf %03d $((__lz_t % 1000)))" &
-    __lz_s=$!
-    wait "$__lz_s" || exit 0
-    : >"$__lz_d/timedout"
-    kill -TERM -"$__lz_p" 2>/dev/null
-    sleep 2
-    kill -KILL -"$__lz_p" 2>/dev/null
-  ) </dev/null >/dev/null 2>&1 &
-  __lz_w=$!
-fi
-wait "$__lz_p"
-__lz_x=$?
-[ -n "$__lz_w" ] && kill "$__lz_w" 2>/dev/null
-__lz_to=0
-if [ -e "$__lz_d/timedout" ]; then
-  __lz_to=1
-  kill -KILL -"$__lz_p" 2>/dev/null
-fi
-# The drain grace: readers normally finish within milliseconds of the exit;
-# only a background child still holding a stream makes this wait run out.
-# One second, so that a loaded machine does not cut a normal command's output.
-__lz_i=0
-while [ ! -e "$__lz_d/o.done" ] || [ ! -e "$__lz_d/e.done" ]; do
-  [ "$__lz_i" -ge 50 ] && break
-  sleep 0.02
-  __lz_i=$((__lz_i + 1))
-done
-__lz_os=$(($(wc -c <"$__lz_d/out" 2>/dev/null || echo 0)))
-__lz_es=$(($(wc -c <"$__lz_d/err" 2>/dev/null || echo 0)))
-__lz_ov=0
-if [ -e "$__lz_d/over" ] || [ "$__lz_os" -gt "$__lz_l" ] || [ "$__lz_es" -gt "$__lz_l" ]; then
-  __lz_ov=1
-  kill -KILL -"$__lz_p" 2>/dev/null
-fi
-echo "$__lz_x $__lz_to $__lz_ov $__lz_os $__lz_es" >"$__lz_d/status.t"
-mv "$__lz_d/status.t" "$__lz_d/status"
-)SH";
-
-constexpr std::string_view kKill = R"SH(d=/tmp/.lizard/$1
-[ -d "$d" ] || exit 0
+// Kills the group, and the process itself: between its fork and its
+// setsid() the command is not yet the leader of a group of its own.
+constexpr std::string_view kKill = R"SH(f=/tmp/.lizard/$1.p
+[ -e "$f" ] || exit 0
 i=0
-while [ ! -s "$d/pid" ] && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-p=$(cat "$d/pid" 2>/dev/null)
-[ -n "$p" ] && kill -KILL -"$p" 2>/dev/null
+while [ ! -s "$f" ] && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+read p <"$f" 2>/dev/null
+[ -n "$p" ] && { kill -KILL -"$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; }
 exit 0
 )SH";
 
@@ -201,8 +233,8 @@ std::vector<std::string> run_command(const RunSpec& spec) {
     if (!cleanup.empty()) cleanup += ' ';
     cleanup += id;
   }
-  std::vector<std::string> argv = helper(kWrapper, "lizard-run");
-  argv.emplace_back(kSupervisor);
+  std::vector<std::string> argv = {
+      "setsid", "-f", "-w", "/bin/sh", "-c", std::string(kRunHelper), "lizard-run"};
   argv.push_back(spec.run_id);
   argv.push_back(std::to_string(spec.timeout_ms));
   argv.push_back(std::to_string(spec.limit_bytes));
@@ -212,8 +244,8 @@ std::vector<std::string> run_command(const RunSpec& spec) {
   return argv;
 }
 
-std::string run_dir(std::string_view run_id) {
-  return std::string(kRunRoot) + "/" + std::string(run_id);
+std::string run_file(std::string_view run_id, std::string_view suffix) {
+  return std::string(kRunRoot) + "/" + std::string(run_id) + "." + std::string(suffix);
 }
 
 std::optional<Envelope> parse_envelope(std::string_view text) {

@@ -1,6 +1,7 @@
 // The guest helpers: small POSIX sh programs the backend runs inside the
-// sandbox through the exec API (sh, setsid and coreutils only, so templates
-// without Python work). docs/backend.md explains the protocol.
+// sandbox through the exec API (sh, util-linux setsid >= 2.31 and coreutils
+// only, so templates without Python work). docs/backend.md explains the
+// protocol.
 //
 // Pure functions and constants; thread-safe.
 #pragma once
@@ -13,7 +14,8 @@
 
 namespace lizard::workspace::internal {
 
-// Where a run keeps its files inside the sandbox: kRunRoot + "/" + run id.
+// Where a run keeps its files inside the sandbox: kRunRoot + "/" + run id +
+// "." + suffix (run_file).
 inline constexpr std::string_view kRunRoot = "/tmp/.lizard";
 
 // The largest amount of raw output the envelope carries inline (both streams
@@ -31,7 +33,7 @@ struct RunSpec {
 };
 
 // The exec argv that starts (or, re-sent unchanged, re-attaches to) a run:
-// ["/bin/sh", "-c", WRAPPER, "lizard-run", SUPERVISOR, ...]. Argv items that
+// ["setsid", "-f", "-w", "/bin/sh", "-c", HELPER, "lizard-run", RUNID, ...]. Argv items that
 // are valid UTF-8 travel as they are; others are base64-encoded and decoded
 // inside the sandbox, because JSON cannot carry them.
 std::vector<std::string> run_command(const RunSpec& spec);
@@ -56,7 +58,8 @@ struct Envelope {
 // Throws std::runtime_error when the wrapper reported a failure of its own.
 std::optional<Envelope> parse_envelope(std::string_view text);
 
-std::string run_dir(std::string_view run_id);
+// A run's file: "o" stdout, "e" stderr, "s" status, "p" claim and pid.
+std::string run_file(std::string_view run_id, std::string_view suffix);
 
 // Stops a run's process group: argv for exec.
 std::vector<std::string> kill_command(std::string_view run_id);

@@ -26,6 +26,8 @@ constexpr const char* kProvider = "lizard";
 constexpr std::int64_t kExecTimeoutMs = 600000;
 // How many times a run is re-attached after failures that made no progress.
 constexpr int kMaxBlindRetries = 3;
+// Finished runs whose files are removed together by a later run.
+constexpr std::size_t kCleanupBatch = 16;
 
 std::string random_run_id() {
   static std::mutex mutex;
@@ -224,18 +226,23 @@ class LizardSandboxBackend::Impl {
     }
   }
 
+  // Finished runs' files are removed in batches (one rm in the sandbox per
+  // kCleanupBatch runs), at once when one of them holds large output.
   std::vector<std::string> take_cleanup() {
     std::lock_guard lock(cleanup_mutex_);
     std::vector<std::string> out;
+    if (cleanup_.size() < kCleanupBatch && !cleanup_urgent_) return out;
+    cleanup_urgent_ = false;
     while (!cleanup_.empty() && out.size() < 64) {
       out.push_back(std::move(cleanup_.back()));
       cleanup_.pop_back();
     }
     return out;
   }
-  void add_cleanup(std::vector<std::string> ids) {
+  void add_cleanup(std::vector<std::string> ids, bool urgent = false) {
     std::lock_guard lock(cleanup_mutex_);
     for (auto& id : ids) cleanup_.push_back(std::move(id));
+    if (urgent) cleanup_urgent_ = true;
   }
 
   std::string read_run_file(const std::string& sandbox_id, const std::string& run_id,
@@ -243,7 +250,7 @@ class LizardSandboxBackend::Impl {
     if (size == 0) return {};
     std::string bytes;
     try {
-      bytes = client_.read_file(sandbox_id, internal::run_dir(run_id) + "/" + name);
+      bytes = client_.read_file(sandbox_id, internal::run_file(run_id, name));
     } catch (const api::NotFoundError& e) {
       if (confirm_gone(sandbox_id, e.code())) throw_unavailable();
       throw WorkspaceError("the output of the command is missing from the sandbox");
@@ -342,7 +349,7 @@ class LizardSandboxBackend::Impl {
       };
       out = head(envelope->out.value_or(""), envelope->out_size);
       err = head(envelope->err.value_or(""), envelope->err_size);
-      add_cleanup_later(spec.run_id);
+      add_cleanup_later(spec.run_id, true);
       throw WorkspaceOutputLimitError(
           "the command wrote more than " + std::to_string(kOutputLimitBytes) +
               " bytes on a stream; its process group was stopped",
@@ -351,11 +358,11 @@ class LizardSandboxBackend::Impl {
     }
     const std::string raw_out =
         envelope->out ? std::move(*envelope->out)
-                      : read_run_file(sandbox_id, spec.run_id, "out", envelope->out_size);
+                      : read_run_file(sandbox_id, spec.run_id, "o", envelope->out_size);
     const std::string raw_err =
         envelope->err ? std::move(*envelope->err)
-                      : read_run_file(sandbox_id, spec.run_id, "err", envelope->err_size);
-    add_cleanup_later(spec.run_id);
+                      : read_run_file(sandbox_id, spec.run_id, "e", envelope->err_size);
+    add_cleanup_later(spec.run_id, !envelope->out || !envelope->err);
     out = repair_utf8(raw_out);
     err = repair_utf8(raw_err);
     if (envelope->timed_out) {
@@ -366,7 +373,9 @@ class LizardSandboxBackend::Impl {
     return CommandResult{envelope->exit_code, std::move(out), std::move(err)};
   }
 
-  void add_cleanup_later(const std::string& run_id) { add_cleanup({run_id}); }
+  void add_cleanup_later(const std::string& run_id, bool urgent = false) {
+    add_cleanup({run_id}, urgent);
+  }
 
   void cancel_run(const std::string& sandbox_id, const std::string& run_id) {
     // Best effort, with a fresh (unstoppable) token: the caller's is triggered.
@@ -571,6 +580,7 @@ class LizardSandboxBackend::Impl {
 
   std::mutex cleanup_mutex_;
   std::vector<std::string> cleanup_;
+  bool cleanup_urgent_ = false;
 };
 
 LizardSandboxBackend::LizardSandboxBackend(LizardOptions options)
