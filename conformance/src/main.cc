@@ -11,6 +11,9 @@
 
 #include "lizard/conformance/runner.h"
 #include "lizard/conformance/suite.h"
+#ifdef LIZARD_CONFORMANCE_HAVE_MUTANTS
+#include "lizard/conformance/mutants.h"
+#endif
 #ifdef LIZARD_CONFORMANCE_HAVE_LOCAL
 #include "lizard/conformance/local_factory.h"
 #endif
@@ -39,6 +42,8 @@ Exit status: 0 when no rule FAILs, 1 when one does, 2 on a usage error.
   --report-md FILE   write a Markdown report
   --report-json FILE write the JSON report
   --junit FILE       write a JUnit XML report
+  --mutation-report  run every mutant (deliberately broken backend) against the rules it targets
+                     and print, per rule, the mutants that prove it (exit 1 if one is missed)
   --gtest ...        run the rules as GoogleTest tests (sequential) with the given gtest flags
 )";
 
@@ -125,6 +130,13 @@ int main(int argc, char** argv) {
       options.report_json = value();
     } else if (arg == "--junit") {
       options.junit = value();
+#ifdef LIZARD_CONFORMANCE_HAVE_MUTANTS
+    } else if (arg == "--mutation-report") {
+      const auto outcomes = lizard::conformance::run_all_mutants(6, {}, &std::cerr);
+      const int status = lizard::conformance::print_mutation_report(std::cout, &outcomes);
+      std::cout.flush();
+      std::_Exit(status);  // broken backends may leave abandoned threads behind
+#endif
     } else if (arg == "--gtest") {
       gtest_mode = true;
     } else {
