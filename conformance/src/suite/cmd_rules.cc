@@ -234,6 +234,7 @@ void cmd_output_limit(RuleContext& ctx) {
   const std::size_t limit = workspace::kOutputLimitBytes;
   const std::size_t head = workspace::kOutputHeadBytes;
   // stderr first (so its head is complete), then one byte over the limit on stdout.
+  ctx.note_wait(Seconds(5));  // the rule watches for the command's later step until 5 s
   auto over = run_timed(ctx, b,
                         Shell{seq_cmd(5, 100 * 1024) + " >&2; " + seq_cmd(1, limit + 1) +
                               "; sleep 3; touch " + sh_quote(marker)},
@@ -287,6 +288,7 @@ void cmd_background_child_does_not_hold(RuleContext& ctx) {
   auto b = ctx.make();
   const std::string dir = ctx.scratch(b);
   const std::string marker = dir + "/child-done";
+  ctx.note_wait(Seconds(8));  // the background child's own sleep, which the rule waits out
   auto r =
       run_timed(ctx, b, Shell{"(sleep 8; touch " + sh_quote(marker) + ") & printf parent-done"}, {},
                 Seconds(60));
@@ -302,6 +304,7 @@ void cmd_timeout(RuleContext& ctx) {
   auto b = ctx.make();
   RunOptions options;
   options.timeout = Seconds(1.5);
+  ctx.note_wait(*options.timeout);
   auto r = run_timed(ctx, b, Shell{"sleep 30; printf late"}, options, Seconds(60));
   try {
     if (r.error) std::rethrow_exception(r.error);
@@ -326,6 +329,7 @@ void cmd_timeout_partial_output(RuleContext& ctx) {
   auto b = ctx.make();
   RunOptions options;
   options.timeout = Seconds(2);
+  ctx.note_wait(*options.timeout);
   auto r = run_timed(ctx, b, Shell{"printf before; printf before-err >&2; sleep 30; printf after"},
                      options, Seconds(60));
   try {
@@ -347,6 +351,7 @@ void cmd_timeout_stops_group(RuleContext& ctx) {
   const std::string parent = dir + "/parent-later";
   RunOptions options;
   options.timeout = Seconds(1);
+  ctx.note_wait(Seconds(5));  // the markers would appear at ~3 s; the rule looks at 5 s
   const auto start = Clock::now();
   auto r =
       run_timed(ctx, b, Shell{"sh -c 'sleep 3; touch " + child + "'; touch " + sh_quote(parent)},
@@ -415,6 +420,7 @@ void cmd_cancellation(RuleContext& ctx) {
   ASSERT_TRUE(wait_until([&] { return done->load() || ctx.path_exists(b, started); }, Seconds(30)))
       << "the command did not start within 30 s";
   const auto stop_time = Clock::now();
+  ctx.note_wait(Seconds(5.5));  // the rule looks for the group's later step 5.5 s after the stop
   source->request_stop();
   ASSERT_TRUE(wait_until([&] { return done->load(); }, Seconds(10)))
       << "run() did not return within 10 s of the stop request";
@@ -474,6 +480,7 @@ void cmd_concurrent(RuleContext& ctx) {
   constexpr int kRuns = 16;
   std::vector<std::string> problems(kRuns);
   std::barrier start(kRuns);
+  ctx.note_wait(Seconds(1));  // every command sleeps 1 s, all at once
   std::vector<std::thread> threads;
   for (int i = 0; i < kRuns; ++i) {
     threads.emplace_back([&, i] {

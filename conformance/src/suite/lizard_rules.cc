@@ -358,6 +358,7 @@ void lizard_key_stays_on_host(RuleContext& ctx) {
       << "a rejected key appears in the error message";
   RunOptions timed;
   timed.timeout = Seconds(1);
+  ctx.note_wait(*timed.timeout);
   messages.push_back(describe_throw([&] { ctx.run(b, Shell{"sleep 10"}, timed); }));
   for (const auto& r : p.requests()) {
     EXPECT_EQ(r.body.find(key), std::string::npos)
@@ -607,6 +608,7 @@ void lizard_no_rerun_after_drop(RuleContext& ctx) {
   p.add_fault(
       {"POST", "/api/sandboxes/*/exec", FaultSpec::Kind::kCloseAfterHandling, 0, "", {}, 1});
   std::string outcome;
+  ctx.note_wait(Seconds(1));  // the command's own sleep
   try {
     auto r = ctx.run(b, Shell{"echo x >> " + sh_quote(counter) + "; sleep 1; printf done"});
     outcome = r.out == "done" && r.exit_code == 0 ? "" : "a wrong result: " + one_line(r.out);
@@ -648,6 +650,7 @@ void lizard_long_command(RuleContext& ctx) {
   std::string expected = "start\n";
   for (int i = 1; i <= 2000; ++i) expected += std::to_string(i) + "\n";
   expected += "end";
+  ctx.note_wait(Seconds(seconds));  // outlasting the exec limit twice is the point
   auto r = ctx.run(b,
                    Shell{"echo x >> " + sh_quote(counter) + "; echo start; sleep " +
                          std::to_string(seconds) + "; seq 1 2000; printf end; printf e >&2"},

@@ -149,8 +149,25 @@ struct RuleContext::Tracker {
   }
 };
 
+namespace {
+thread_local std::atomic<double>* t_wait_sink = nullptr;
+}  // namespace
+
+WaitSinkScope::WaitSinkScope(std::atomic<double>* sink) : previous_(t_wait_sink) {
+  t_wait_sink = sink;
+}
+
+WaitSinkScope::~WaitSinkScope() { t_wait_sink = previous_; }
+
 RuleContext::RuleContext(const RuleInfo& rule, BackendSession& session)
-    : rule_(rule), session_(session), tracker_(std::make_shared<Tracker>()) {}
+    : rule_(rule),
+      session_(session),
+      tracker_(std::make_shared<Tracker>()),
+      wait_sink_(t_wait_sink) {}
+
+void RuleContext::note_wait(Seconds seconds) {
+  if (wait_sink_ != nullptr && seconds.count() > 0) wait_sink_->fetch_add(seconds.count());
+}
 
 RuleContext::~RuleContext() {
   std::vector<std::pair<BackendPtr, std::string>> scratch;

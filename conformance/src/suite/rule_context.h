@@ -8,6 +8,7 @@
 // RuleAbort and reported as the rule's failure.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <filesystem>
@@ -50,6 +51,19 @@ bool run_with_deadline(std::function<void()> fn, Seconds limit);
 // Waits until `condition` holds, polling, at most `limit`. Returns whether it held.
 bool wait_until(const std::function<bool()>& condition, Seconds limit,
                 std::chrono::milliseconds poll = std::chrono::milliseconds(50));
+
+// While alive, RuleContexts made on this thread add their note_wait() to
+// `sink` (the runner uses one per rule). Nests; not shared across threads.
+class WaitSinkScope {
+ public:
+  explicit WaitSinkScope(std::atomic<double>* sink);
+  ~WaitSinkScope();
+  WaitSinkScope(const WaitSinkScope&) = delete;
+  WaitSinkScope& operator=(const WaitSinkScope&) = delete;
+
+ private:
+  std::atomic<double>* previous_;
+};
 
 // A random lowercase hex string (thread-safe).
 std::string random_hex(std::size_t chars);
@@ -109,6 +123,11 @@ class RuleContext {
   // Any call guarded by `limit`.
   void guarded(const std::function<void()>& fn, Seconds limit, const std::string& what);
 
+  // Declares a wait the rule cannot avoid (a timeout it sets, a sleep of its
+  // command it must outlast, a deliberate pause), so that reports can tell
+  // the suite's overhead from its waits. Thread-safe; seconds >= 0.
+  void note_wait(Seconds seconds);
+
   // Does `path` exist? Through the files API when there is one, else `test -e`.
   bool path_exists(const BackendPtr& b, const std::string& path);
 
@@ -124,6 +143,7 @@ class RuleContext {
   std::vector<std::weak_ptr<WorkspaceBackend>> backends_;
   std::vector<std::pair<BackendPtr, std::string>> scratch_;
   bool abandoned_ = false;
+  std::atomic<double>* wait_sink_ = nullptr;
   std::mutex mutex_;
 };
 

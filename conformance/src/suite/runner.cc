@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -194,6 +195,18 @@ int RunReport::count(Status status) const {
                                         [&](const RuleResult& r) { return r.status == status; }));
 }
 
+double RunReport::rule_seconds_sum() const {
+  double sum = 0;
+  for (const auto& r : rules) sum += r.seconds;
+  return sum;
+}
+
+double RunReport::unavoidable_wait_seconds() const {
+  double sum = 0;
+  for (const auto& r : rules) sum += r.wait_seconds;
+  return sum;
+}
+
 const RuleResult* RunReport::find(std::string_view id) const {
   for (const auto& r : rules) {
     if (r.id == id) return &r;
@@ -250,13 +263,16 @@ RunReport run_rules(BackendFactory& factory, const RunnerOptions& options) {
       BackendFactory* f = &factory;
       std::thread([slot, shared, f] {
         testing::TestPartResultArray parts;
+        std::atomic<double> waits{0};
         {
           testing::ScopedFakeTestPartResultReporter reporter(
               testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+          internal::WaitSinkScope wait_scope(&waits);
           execute_rule(*f, *slot->rule, false);
         }
         const double seconds = std::chrono::duration<double>(Clock::now() - slot->start).count();
         RuleResult result = classify(*slot->rule, parts, seconds);
+        result.wait_seconds = waits.load();
         std::lock_guard<std::mutex> guard(shared->mutex);
         slot->result = std::move(result);
         slot->done = true;
@@ -293,6 +309,7 @@ RunReport run_rules(BackendFactory& factory, const RunnerOptions& options) {
   }
   lock.unlock();
   report.wall_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
+  report.jobs = jobs;
   for (const RuleInfo& rule : all_rules()) {
     auto it = results.find(rule.id);
     if (it != results.end()) report.rules.push_back(it->second);
@@ -338,12 +355,16 @@ void write_json(const RunReport& report, std::ostream& out) {
   out << "{\n  \"suite_version\": \"" << json_escape(report.suite_version) << "\",\n";
   out << "  \"backend\": \"" << json_escape(report.backend) << "\",\n";
   out << "  \"wall_seconds\": " << fixed(report.wall_seconds, 3) << ",\n";
+  out << "  \"jobs\": " << report.jobs << ",\n";
+  out << "  \"rule_seconds_sum\": " << fixed(report.rule_seconds_sum(), 3) << ",\n";
+  out << "  \"unavoidable_wait_seconds\": " << fixed(report.unavoidable_wait_seconds(), 3) << ",\n";
   out << "  \"rules\": [\n";
   for (std::size_t i = 0; i < report.rules.size(); ++i) {
     const auto& r = report.rules[i];
     out << "    {\"id\": \"" << json_escape(r.id) << "\", \"status\": \"" << status_name(r.status)
-        << "\", \"seconds\": " << fixed(r.seconds, 3) << ", \"reason\": \"" << json_escape(r.reason)
-        << "\"}" << (i + 1 < report.rules.size() ? "," : "") << "\n";
+        << "\", \"seconds\": " << fixed(r.seconds, 3)
+        << ", \"wait_seconds\": " << fixed(r.wait_seconds, 3) << ", \"reason\": \""
+        << json_escape(r.reason) << "\"}" << (i + 1 < report.rules.size() ? "," : "") << "\n";
   }
   out << "  ],\n";
   out << "  \"summary\": {\"pass\": " << report.count(Status::kPass)

@@ -28,6 +28,9 @@ struct RuleResult {
   Status status = Status::kPass;
   double seconds = 0;
   std::string reason;  // one line: the first failure or the skip reason; empty on PASS
+  // The waits the rule cannot avoid (timeouts it sets, sleeps it must outlast,
+  // drain graces), as the rule declared them with RuleContext::note_wait.
+  double wait_seconds = 0;
 };
 
 struct RunReport {
@@ -35,8 +38,15 @@ struct RunReport {
   std::string backend;
   std::vector<RuleResult> rules;  // table order
   double wall_seconds = 0;
+  int jobs = 1;                    // rules that ran at once
   std::vector<std::string> notes;  // BackendFactory::report_notes()
   int count(Status status) const;
+  // Sums over the rules: their wall times, and their unavoidable waits. With
+  // jobs > 1 these add up the rules' own times, which overlap in wall time;
+  // compare overhead as rule_seconds_sum() - unavoidable_wait_seconds()
+  // (at jobs 1, wall_seconds is about rule_seconds_sum()).
+  double rule_seconds_sum() const;
+  double unavoidable_wait_seconds() const;
   // The result for a rule ID, or nullptr when the rule was filtered out.
   const RuleResult* find(std::string_view id) const;
 };
