@@ -386,7 +386,7 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
       "renews-on-attach", "an attached backend extends the sandbox's lifetime on first use",
       {"lizard.no-renew-on-attach"},
       [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
-        if (!origin.attached || origin.endpoint == nullptr) return b;
+        if (!origin.attached || !origin.endpoint) return b;
         return std::make_unique<RenewsOnAttach>(std::move(b), *origin.endpoint);
       }));
   out.push_back(lizard(
@@ -436,7 +436,7 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
       "is returned as a success",
       {"lizard.output-past-server-cap", "lizard.long-command"},
       [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
-        if (origin.endpoint == nullptr) return b;
+        if (!origin.endpoint) return b;
         return std::make_unique<SingleExecRequest>(std::move(b), *origin.endpoint);
       }));
   out.push_back(lizard(
@@ -444,7 +444,7 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
       "a command is one exec request, sent again when its connection drops (it runs twice)",
       {"lizard.no-rerun-after-drop"},
       [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
-        if (origin.endpoint == nullptr) return b;
+        if (!origin.endpoint) return b;
         return std::make_unique<SingleExecRequest>(std::move(b), *origin.endpoint, true);
       }));
   out.push_back(

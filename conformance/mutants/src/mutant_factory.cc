@@ -3,8 +3,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "lizard/conformance/lizard_factory.h"
 #include "lizard/conformance/local_factory.h"
-#include "lizard/mock/mock_server.h"
 #include "lizard/workspace/lizard_sandbox_backend.h"
 
 namespace lizard::conformance::mutants {
@@ -192,145 +192,6 @@ class MutantFactory : public BackendFactory {
   MutantSpec spec_;
 };
 
-// ---------------------------------------------------------------------------
-// The lizard base: one embedded mock per session.
-
-using workspace::LizardOptions;
-using workspace::LizardSandbox;
-using workspace::LizardSandboxBackend;
-
-LizardOptions apply(LizardOptions options, const BackendOverrides& o) {
-  if (o.size) options.size = *o.size;
-  if (o.lifetime) options.lifetime = *o.lifetime;
-  if (!o.env.empty()) options.env = o.env;
-  if (o.api_key) options.api_key = *o.api_key;
-  if (o.ref) options.ref = o.ref;
-  return options;
-}
-
-class MockPlatform : public PlatformControl {
- public:
-  MockPlatform(mock::MockServer& server, std::chrono::milliseconds exec_limit)
-      : server_(server), exec_limit_(exec_limit) {}
-  void set_options(const LizardOptions* options) { options_ = options; }
-
-  std::vector<HttpRequestRecord> requests() const override {
-    std::vector<HttpRequestRecord> out;
-    for (const auto& e : server_.requests()) {
-      out.push_back({e.method, e.path, e.query, e.status, e.body});
-    }
-    return out;
-  }
-  void clear_requests() override { server_.clear_journal(); }
-  void expire_all() override { server_.advance_clock(std::chrono::hours(48)); }
-  void add_fault(const FaultSpec& fault) override {
-    mock::FaultRule rule;
-    rule.method = fault.method;
-    rule.path_pattern = fault.path_pattern;
-    switch (fault.kind) {
-      case FaultSpec::Kind::kRespond:
-        rule.action = mock::FaultRule::Action::kRespond;
-        break;
-      case FaultSpec::Kind::kClose:
-        rule.action = mock::FaultRule::Action::kClose;
-        break;
-      case FaultSpec::Kind::kCloseAfterHandling:
-        rule.action = mock::FaultRule::Action::kCloseAfterHandling;
-        break;
-      case FaultSpec::Kind::kDelay:
-        rule.action = mock::FaultRule::Action::kDelay;
-        break;
-    }
-    rule.status = fault.status;
-    rule.body = fault.body;
-    rule.delay = fault.delay;
-    rule.times = fault.times;
-    server_.add_fault(rule);
-  }
-  void clear_faults() override { server_.clear_faults(); }
-  std::chrono::milliseconds exec_limit() const override { return exec_limit_; }
-  std::unique_ptr<WorkspaceBackend> make_with(const BackendOverrides& overrides) override {
-    return std::make_unique<LizardSandboxBackend>(apply(*options_, overrides));
-  }
-  std::vector<std::string> log_lines() const override {
-    std::lock_guard<std::mutex> lock(log_mutex_);
-    return log_;
-  }
-  void log(std::string_view line) {
-    std::lock_guard<std::mutex> lock(log_mutex_);
-    log_.emplace_back(line);
-  }
-
- private:
-  mock::MockServer& server_;
-  std::chrono::milliseconds exec_limit_;
-  const LizardOptions* options_ = nullptr;
-  mutable std::mutex log_mutex_;
-  std::vector<std::string> log_;
-};
-
-// The exec limit of sessions whose rule exercises it (as the reference factory).
-constexpr std::chrono::milliseconds kShortExecLimit{1500};
-
-mock::MockOptions mock_options(const RuleInfo& rule) {
-  mock::MockOptions options;
-  if (rule.wants_short_exec_limit) options.exec_limit = kShortExecLimit;
-  return options;
-}
-
-class LizardMockSession : public BackendSession {
- public:
-  explicit LizardMockSession(const RuleInfo& rule)
-      : server_(mock_options(rule)),
-        platform_(server_,
-                  rule.wants_short_exec_limit ? kShortExecLimit : mock::MockOptions{}.exec_limit) {
-    options_.api_key = server_.api_key();
-    options_.project = server_.project_id();
-    options_.api_url = server_.url();
-    options_.log = [this](std::string_view line) { platform_.log(line); };
-    platform_.set_options(&options_);
-    endpoint_ = {options_.api_url, options_.api_key, options_.project};
-  }
-  std::unique_ptr<WorkspaceBackend> make() override {
-    return std::make_unique<LizardSandboxBackend>(options_);
-  }
-  std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& ref) override {
-    LizardOptions options = options_;
-    options.ref = ref;
-    return std::make_unique<LizardSandboxBackend>(options);
-  }
-  bool can_attach() const override { return true; }
-  void destroy_environment(const WorkspaceRef& ref) override {
-    LizardSandbox(options_).destroy(ref);
-  }
-  Capabilities capabilities() const override {
-    return {Capability::kCommands, Capability::kFilesystem, Capability::kRealpath};
-  }
-  Deviations deviations() const override {
-    Deviations d;
-    d.commands_run_as_root = true;
-    return d;
-  }
-  std::vector<std::string> secrets() const override { return {options_.api_key}; }
-  PlatformControl* platform() override { return &platform_; }
-  const Endpoint& endpoint() const { return endpoint_; }
-
- private:
-  mock::MockServer server_;
-  MockPlatform platform_;
-  LizardOptions options_;
-  Endpoint endpoint_;
-};
-
-class LizardMockFactory : public BackendFactory {
- public:
-  std::string name() const override { return "lizard (embedded mock)"; }
-  std::string profile() const override { return "lizard"; }
-  std::unique_ptr<BackendSession> open(const RuleInfo& rule) override {
-    return std::make_unique<LizardMockSession>(rule);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<BackendFactory> wrap(std::shared_ptr<BackendFactory> base, std::string name,
@@ -339,11 +200,13 @@ std::unique_ptr<BackendFactory> wrap(std::shared_ptr<BackendFactory> base, std::
 }
 
 std::shared_ptr<BackendFactory> local_base() { return make_local_factory(); }
-std::shared_ptr<BackendFactory> lizard_base() { return std::make_shared<LizardMockFactory>(); }
+std::shared_ptr<BackendFactory> lizard_base() { return make_lizard_mock_factory(); }
 
-const Endpoint* endpoint_of(BackendSession& session) {
-  auto* lizard = dynamic_cast<LizardMockSession*>(&session);
-  return lizard ? &lizard->endpoint() : nullptr;
+std::optional<Endpoint> endpoint_of(BackendSession& session) {
+  const auto* lizard = dynamic_cast<const LizardMockSessionAccess*>(&session);
+  if (lizard == nullptr) return std::nullopt;
+  const auto& options = lizard->lizard_options();
+  return Endpoint{options.api_url, options.api_key, options.project};
 }
 
 }  // namespace lizard::conformance::mutants

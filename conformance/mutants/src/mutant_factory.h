@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ struct Origin {
   // The base session's view of the platform (not decorated); may be null.
   PlatformControl* platform = nullptr;
   std::vector<std::string> secrets;
-  const Endpoint* endpoint = nullptr;  // lizard base only
+  std::optional<Endpoint> endpoint;  // lizard base only
 };
 
 using Decorator =
@@ -54,12 +55,11 @@ std::unique_ptr<BackendFactory> wrap(std::shared_ptr<BackendFactory> base, std::
                                      MutantSpec spec);
 
 // The base factories: LocalWorkspaceBackend, and LizardSandboxBackend on one
-// embedded mock per session (like make_lizard_mock_factory, but its sessions
-// also tell mutants their endpoint).
+// embedded mock per session (make_lizard_mock_factory).
 std::shared_ptr<BackendFactory> local_base();
 std::shared_ptr<BackendFactory> lizard_base();
-// The endpoint of a lizard_base() session; nullptr for other sessions.
-const Endpoint* endpoint_of(BackendSession& session);
+// The endpoint of a lizard_base() session; empty for other sessions.
+std::optional<Endpoint> endpoint_of(BackendSession& session);
 
 // A forwarding backend over a shared inner backend, for mutants whose work
 // outlives a call (an abandoned command) or that swap the backend they

@@ -91,7 +91,7 @@ mock::MockOptions mock_options(const RuleInfo& rule, const LizardMockFactoryOpti
   return options;
 }
 
-class MockSession : public BackendSession {
+class MockSession : public BackendSession, public LizardMockSessionAccess {
  public:
   MockSession(const RuleInfo& rule, const LizardMockFactoryOptions& factory)
       : server_(mock_options(rule, factory)),
@@ -126,6 +126,7 @@ class MockSession : public BackendSession {
   }
   std::vector<std::string> secrets() const override { return {server_.api_key()}; }
   PlatformControl* platform() override { return platform_.get(); }
+  const LizardOptions& lizard_options() const override { return options_; }
 
  private:
   mock::MockServer server_;

@@ -25,6 +25,16 @@ struct LizardMockFactoryOptions {
 // sessions' PlatformControl is the mock's journal, faults and clock.
 std::unique_ptr<BackendFactory> make_lizard_mock_factory(LizardMockFactoryOptions options = {});
 
+// The sessions of make_lizard_mock_factory() also implement this: the options
+// their backends are built with (the mock's URL, key and project), for tools
+// that send requests of their own to the same mock, such as the mutants.
+// Reach it with dynamic_cast from a BackendSession. Thread-safe.
+class LizardMockSessionAccess {
+ public:
+  virtual ~LizardMockSessionAccess() = default;
+  virtual const workspace::LizardOptions& lizard_options() const = 0;
+};
+
 struct LizardLiveFactoryOptions {
   // Key, project and URL (usually LizardOptions::from_environment()).
   workspace::LizardOptions base;
