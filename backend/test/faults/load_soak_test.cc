@@ -1,0 +1,234 @@
+// Load and soak against the embedded mock: many commands from many threads
+// on one backend plus file operations, every output checked exactly, and
+// the process's fds, threads and RSS sampled before and after; then many
+// backends created and destroyed with nothing left behind in the mock.
+// LIZARD_SOAK_COMMANDS / LIZARD_SOAK_FILE_OPS / LIZARD_SOAK_BACKENDS scale
+// it (defaults 2000 / 500 / 100); the figures go to stdout for the docs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fault_support.h"
+#include "lizard/mock/mock_server.h"
+#include "lizard/workspace/lizard_sandbox_backend.h"
+
+namespace lizard::faults {
+namespace {
+
+using mock::MockServer;
+using workspace::Argv;
+using workspace::LizardOptions;
+using workspace::LizardSandboxBackend;
+using workspace::Shell;
+
+std::size_t env_count(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::strtoul(v, nullptr, 10) : fallback;
+}
+
+// Processes whose parent is this process (the mock's sandbox holders and relays).
+std::size_t child_processes() {
+  std::size_t n = 0;
+  const std::string self = std::to_string(::getpid());
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("PPid:", 0) == 0) {
+        if (std::to_string(std::stol(line.substr(5))) == self) ++n;
+        break;
+      }
+    }
+  }
+  return n;
+}
+
+LizardOptions options_for(const MockServer& server) {
+  LizardOptions o;
+  o.api_key = server.api_key();
+  o.project = server.project_id();
+  o.api_url = server.url();
+  return o;
+}
+
+struct Sample {
+  std::size_t fds;
+  long threads;
+  long rss_kib;
+};
+Sample sample() { return {open_fds(), threads(), rss_kib()}; }
+
+TEST(LoadSoak, ThousandsOfCommandsAndFileOpsFromSixteenThreadsLeakNothing) {
+  const std::size_t commands = env_count("LIZARD_SOAK_COMMANDS", 2000);
+  const std::size_t file_ops = env_count("LIZARD_SOAK_FILE_OPS", 500);
+  constexpr std::size_t kThreads = 16;
+  MockServer server;
+  LizardSandboxBackend backend(options_for(server));
+  // Warm up: the sandbox, the mock's worker pool, a connection per thread.
+  {
+    std::vector<std::thread> warm;
+    for (std::size_t t = 0; t < kThreads; ++t) {
+      warm.emplace_back([&] { backend.run(Argv{{"true"}}); });
+    }
+    for (auto& w : warm) w.join();
+  }
+  const Sample before = sample();
+  const auto start = std::chrono::steady_clock::now();
+
+  std::atomic<std::size_t> next_command{0};
+  std::atomic<std::size_t> next_file{0};
+  std::atomic<std::size_t> mismatches{0};
+  std::atomic<std::size_t> errors{0};
+  std::mutex first_problem_mutex;
+  std::string first_problem;
+  const auto problem = [&](const std::string& what) {
+    std::lock_guard lock(first_problem_mutex);
+    if (first_problem.empty()) first_problem = what;
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      while (true) {
+        const std::size_t i = next_command.fetch_add(1);
+        if (i >= commands) break;
+        try {
+          const std::string tag = "t" + std::to_string(t) + "-" + std::to_string(i);
+          workspace::CommandResult got;
+          workspace::CommandResult want;
+          if (i % 3 == 0) {
+            got = backend.run(
+                Argv{{"/bin/sh", "-c", "printf '%s\\n' \"$1\"; printf 'e%s' \"$1\" >&2; exit $2",
+                      "sh", tag, std::to_string(i % 7)}});
+            want = {static_cast<int>(i % 7), tag + "\n", "e" + tag};
+          } else if (i % 3 == 1) {
+            got = backend.run(Shell{"echo " + tag + "; echo " + tag + " >&2"});
+            want = {0, tag + "\n", tag + "\n"};
+          } else {
+            got = backend.run(Argv{{"echo", tag, "ü"}});
+            want = {0, tag + " ü\n", ""};
+          }
+          if (!(got == want)) {
+            ++mismatches;
+            problem("command " + tag + ": got out=" + got.out + " err=" + got.err);
+          }
+        } catch (const std::exception& e) {
+          ++errors;
+          problem(std::string("command: ") + e.what());
+        }
+        // Interleaved: file ops keep pace with the commands.
+        const std::size_t due = file_ops * (i + 1) / std::max<std::size_t>(commands, 1);
+        while (true) {
+          std::size_t f = next_file.load();
+          if (f >= due || f >= file_ops) break;
+          if (!next_file.compare_exchange_weak(f, f + 1)) continue;
+          try {
+            const std::string content = "file-op-" + std::to_string(f) + std::string(f % 97, 'x');
+            const std::string own = "/workspace/soak/own" + std::to_string(f);
+            backend.write_bytes(own, content);
+            if (backend.read_bytes(own) != content) {
+              ++mismatches;
+              problem("file " + own);
+            }
+            if (backend.stat(own).size != content.size()) {
+              ++mismatches;
+              problem("stat " + own);
+            }
+            backend.remove(own);
+            if (backend.exists(own)) {
+              ++mismatches;
+              problem("still exists " + own);
+            }
+          } catch (const std::exception& e) {
+            ++errors;
+            problem(std::string("file op: ") + e.what());
+          }
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  EXPECT_EQ(mismatches.load(), 0u) << first_problem;
+  EXPECT_EQ(errors.load(), 0u) << first_problem;
+  EXPECT_EQ(next_file.load(), file_ops);
+  // Idle connections may close and threads of the mock finish their last
+  // request: wait for the level to settle, within a small constant.
+  EXPECT_TRUE(eventually([&] { return open_fds() <= before.fds + 8; }, 10s))
+      << "fds " << before.fds << " -> " << open_fds();
+  EXPECT_TRUE(eventually([&] { return threads() <= before.threads + 2; }, 10s))
+      << "threads " << before.threads << " -> " << threads();
+  const Sample after = sample();
+  EXPECT_LT(after.rss_kib - before.rss_kib, 64 * 1024) << "RSS grew by more than 64 MiB";
+  EXPECT_TRUE(eventually([&] { return server.live_processes() == 0; }, 10s));
+  std::cout << "soak: " << commands << " commands + " << file_ops
+            << " file ops (write, read, stat, remove, exists) from " << kThreads << " threads in "
+            << seconds << " s; fds " << before.fds << " -> " << after.fds << ", threads "
+            << before.threads << " -> " << after.threads << ", RSS " << before.rss_kib << " -> "
+            << after.rss_kib << " KiB\n";
+}
+
+TEST(LoadSoak, AHundredBackendsCreatedAndDestroyedLeaveNothingInTheMock) {
+  const std::size_t backends = env_count("LIZARD_SOAK_BACKENDS", 100);
+  MockServer server;
+  {
+    LizardSandboxBackend warm(options_for(server));
+    warm.run(Argv{{"true"}});
+    warm.destroy();
+  }
+  ASSERT_TRUE(eventually([&] { return server.live_sandboxes() == 0; }));
+  ASSERT_TRUE(eventually([&] { return child_processes() == 0; }));
+  const Sample before = sample();
+  std::vector<std::thread> workers;
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    workers.emplace_back([&] {
+      while (next.fetch_add(1) < backends) {
+        try {
+          LizardSandboxBackend backend(options_for(server));
+          // A background process too: destroy must take it along.
+          if (backend.run(Shell{"sleep 30 >/dev/null 2>&1 & echo up"}).out != "up\n") ++failures;
+          backend.destroy();
+        } catch (const std::exception&) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(failures.load(), 0u);
+  std::size_t creates = 0;
+  std::size_t deletes = 0;
+  for (const auto& e : server.requests()) {
+    if (e.method == "POST" && e.path == "/api/sandboxes") ++creates;
+    if (e.method == "DELETE" && e.status == 200) ++deletes;
+  }
+  EXPECT_EQ(creates, backends + 1);
+  EXPECT_EQ(deletes, backends + 1);
+  EXPECT_TRUE(eventually([&] { return server.live_sandboxes() == 0; }));
+  EXPECT_TRUE(eventually([&] { return server.live_processes() == 0; }));
+  EXPECT_TRUE(eventually([&] { return child_processes() == 0; }))
+      << child_processes() << " processes left behind";
+  EXPECT_TRUE(eventually([&] { return open_fds() <= before.fds + 4; }, 10s))
+      << "fds " << before.fds << " -> " << open_fds();
+  const Sample after = sample();
+  std::cout << "soak: " << backends << " backends created and destroyed; fds " << before.fds
+            << " -> " << after.fds << ", threads " << before.threads << " -> " << after.threads
+            << ", RSS " << before.rss_kib << " -> " << after.rss_kib << " KiB\n";
+}
+
+}  // namespace
+}  // namespace lizard::faults
