@@ -1,5 +1,7 @@
 // lizard-bench: the reference backend side by side with its baselines, all
-// against one embedded mock started by this process (see docs/performance.md).
+// against one mock (lizard::mock::MockServer) that this program forks into a
+// child process at start, so that the client's memory and CPU figures are
+// the client's alone (see docs/performance.md).
 //
 // Every figure scripts/bench reports is a ratio against a baseline measured in
 // this same run, or a count; absolute times on a shared 2-core machine are noise.
@@ -11,6 +13,8 @@
 // against this process's embedded mock first, so both sides hit the same server.
 #include <benchmark/benchmark.h>
 #include <curl/curl.h>
+#include <malloc.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,14 +47,78 @@ using Clock = std::chrono::steady_clock;
 
 bool g_quick = false;
 
+// The mock, running in a child process: what a client needs to reach it.
+struct MockProcess {
+  pid_t pid = -1;
+  int control = -1;  // closing it tells the child to stop
+  std::string url_;
+  std::string key_;
+  std::string project_;
+  const std::string& url() const { return url_; }
+  const std::string& api_key() const { return key_; }
+  const std::string& project_id() const { return project_; }
+};
+
+// Forks the mock before this process has any thread (a child of a
+// multithreaded process may only make system calls). The child serves until
+// the control pipe closes (this process exited or called stop_mock), then
+// destroys the server, which kills its sandboxes and removes its files.
+MockProcess start_mock() {
+  int info[2];
+  int control[2];
+  if (pipe(info) != 0 || pipe(control) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    close(info[0]);
+    close(control[1]);
+    int rc = 0;
+    {
+      lizard::mock::MockServer server{lizard::mock::MockOptions{}};
+      const std::string text =
+          server.url() + "\n" + server.api_key() + "\n" + server.project_id() + "\n";
+      if (write(info[1], text.data(), text.size()) != static_cast<ssize_t>(text.size())) rc = 1;
+      close(info[1]);
+      char byte = 0;
+      while (read(control[0], &byte, 1) > 0) {
+      }
+    }
+    _exit(rc);
+  }
+  close(info[1]);
+  close(control[0]);
+  std::string text;
+  char buffer[512];
+  ssize_t n = 0;
+  while ((n = read(info[0], buffer, sizeof buffer)) > 0) text.append(buffer, n);
+  close(info[0]);
+  MockProcess mock;
+  mock.pid = pid;
+  mock.control = control[1];
+  const auto first = text.find('\n');
+  const auto second = text.find('\n', first + 1);
+  const auto third = text.find('\n', second + 1);
+  if (third == std::string::npos) throw std::runtime_error("the mock did not start");
+  mock.url_ = text.substr(0, first);
+  mock.key_ = text.substr(first + 1, second - first - 1);
+  mock.project_ = text.substr(second + 1, third - second - 1);
+  return mock;
+}
+
+void stop_mock(MockProcess& mock) {
+  close(mock.control);
+  int status = 0;
+  waitpid(mock.pid, &status, 0);
+}
+
 struct Env {
-  std::unique_ptr<lizard::mock::MockServer> mock;
+  std::unique_ptr<MockProcess> mock;
   std::unique_ptr<LizardSandboxBackend> backend;
   std::string sandbox_id;
 };
 Env* g_env = nullptr;
 
-LizardOptions options_for(const lizard::mock::MockServer& mock) {
+LizardOptions options_for(const MockProcess& mock) {
   LizardOptions options;
   options.api_key = mock.api_key();
   options.project = mock.project_id();
@@ -58,8 +126,6 @@ LizardOptions options_for(const lizard::mock::MockServer& mock) {
   options.size = "small";
   return options;
 }
-
-std::size_t journal_size() { return g_env->mock->requests().size(); }
 
 // ---- latency recording -----------------------------------------------------
 
@@ -120,7 +186,8 @@ class RawCurl {
       curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
     } else {
       curl_easy_setopt(curl_, CURLOPT_HTTPGET, 1L);
-      curl_easy_setopt(curl_, CURLOPT_CUSTOMREQUEST, nullptr);
+      curl_easy_setopt(curl_, CURLOPT_CUSTOMREQUEST,
+                       std::strcmp(method, "GET") == 0 ? nullptr : method);
     }
     response->clear();
     curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, append_body);
@@ -135,6 +202,28 @@ class RawCurl {
   CURL* curl_;
   curl_slist* headers_ = nullptr;
 };
+
+// The mock's request journal, through its control plane.
+void clear_journal() {
+  RawCurl curl;
+  std::string response;
+  curl.request("DELETE", "/_mock/requests", nullptr, &response);
+}
+
+std::size_t journal_size() {
+  RawCurl curl;
+  std::string response;
+  if (curl.request("GET", "/_mock/requests", nullptr, &response) != 200) {
+    throw std::runtime_error("cannot read the mock's journal");
+  }
+  // One "method" key per entry; a body inside an entry is an escaped string.
+  std::size_t count = 0;
+  for (auto at = response.find("\"method\":"); at != std::string::npos;
+       at = response.find("\"method\":", at + 1)) {
+    ++count;
+  }
+  return count;
+}
 
 std::string base64(const std::string& in) {
   static constexpr char kAlphabet[] =
@@ -169,6 +258,13 @@ std::string payload(std::size_t bytes) {
 }
 
 // ---- peak RSS growth --------------------------------------------------------
+//
+// main() sets M_MMAP_THRESHOLD to 128 KiB: every large buffer is then its own
+// mapping, returned to the kernel on free. Without it glibc raises the
+// threshold after the first large free and keeps such buffers in the heap,
+// resident, so the next operation's buffers do not raise the peak at all and
+// a read looked like "0x". The figure is VmHWM after the operations minus
+// VmRSS before them, over the file size; the mock is another process.
 
 long read_status_kib(const char* field) {
   std::ifstream status("/proc/self/status");
@@ -248,9 +344,9 @@ void count_requests(benchmark::State& state, Op op, Setup setup) {
   double requests = 0;
   for (auto _ : state) {
     setup();
-    const std::size_t before = journal_size();
+    clear_journal();
     op();
-    requests = static_cast<double>(journal_size() - before);
+    requests = static_cast<double>(journal_size());
   }
   state.counters["requests"] = requests;
 }
@@ -548,11 +644,12 @@ int main(int argc, char** argv) {
     }
   }
   int n = static_cast<int>(args.size());
-  curl_global_init(CURL_GLOBAL_DEFAULT);
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  signal(SIGPIPE, SIG_IGN);
 
   Env env;
-  lizard::mock::MockOptions mock_options;
-  env.mock = std::make_unique<lizard::mock::MockServer>(mock_options);
+  env.mock = std::make_unique<MockProcess>(start_mock());
+  curl_global_init(CURL_GLOBAL_DEFAULT);
   env.backend = std::make_unique<LizardSandboxBackend>(options_for(*env.mock));
   env.backend->run(Argv{{"true"}});  // create the sandbox once, outside every timing
   env.sandbox_id = env.backend->ref()->id;
@@ -564,7 +661,9 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   env.backend->destroy();
+  env.backend.reset();
   g_env = nullptr;
+  stop_mock(*env.mock);
   curl_global_cleanup();
   return 0;
 }
