@@ -163,7 +163,7 @@ std::string random_hex(std::mt19937_64& rng, std::size_t n) {
 // Finds the socket of the connection a request came on (httplib 0.11.4
 // does not expose it) and shuts it down, so that the client gets no
 // status line at all.
-void drop_connection(const httplib::Request& req) {
+void drop_connection_by_ports(int local_port, int remote_port) {
   DIR* d = ::opendir("/proc/self/fd");
   if (!d) return;
   while (dirent* e = ::readdir(d)) {
@@ -178,11 +178,15 @@ void drop_connection(const httplib::Request& req) {
       if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
       return -1;
     };
-    if (port_of(peer) == req.remote_port && port_of(local) == req.local_port) {
+    if (port_of(peer) == remote_port && port_of(local) == local_port) {
       ::shutdown(fd, SHUT_RDWR);
     }
   }
   ::closedir(d);
+}
+
+void drop_connection(const httplib::Request& req) {
+  drop_connection_by_ports(req.local_port, req.remote_port);
 }
 
 // httplib 0.11.4 listens with a backlog of 5: a burst of 64 connects then
@@ -753,6 +757,30 @@ class MockServer::Impl {
     auto handler = [this](const httplib::Request& req, httplib::Response& res) {
       dispatch(req, res);
     };
+    // httplib 0.11.4 answers an oversized body with 413 only after reading
+    // (and discarding) all of it; a client announcing gigabytes would be read
+    // whole. The announced length is known before the body: refuse it then.
+    // httplib would next parse the unread body as a request line (buffered
+    // without bound until a newline), so the connection is dropped a moment
+    // after the answer went out (at once would reset it before the client
+    // read the 413: the unread body makes close() send RST).
+    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      const std::string length = req.get_header_value("Content-Length");
+      if (length.empty() || length.find_first_not_of("0123456789") != std::string::npos ||
+          length.size() > 19 || std::stoull(length) <= opt_.max_body_bytes) {
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
+      res.status = 413;
+      res.set_header("Connection", "close");
+      res.set_content(error_body({413, "Request body too large", "PAYLOAD_TOO_LARGE", ""}),
+                      "application/json");
+      if (req.path.rfind("/api/", 0) == 0) record(req, 413, false);
+      std::thread([local = req.local_port, remote = req.remote_port] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        drop_connection_by_ports(local, remote);
+      }).detach();
+      return httplib::Server::HandlerResponse::Handled;
+    });
     const std::string any = ".*";
     http_.Get(any, handler);
     http_.Post(any, handler);
