@@ -166,6 +166,7 @@ int main(int argc, char** argv) {
       return std::make_unique<Borrowed>(factory);
     });
     int gtest_argc = static_cast<int>(gtest_args.size());
+    gtest_args.push_back(nullptr);  // argv[argc] is NULL: gtest shifts it along with the flags
     testing::InitGoogleTest(&gtest_argc, gtest_args.data());
     const int status = RUN_ALL_TESTS();
     std::cout.flush();
