@@ -333,7 +333,9 @@ class Body {
     if (v->IsInt64()) return v->GetInt64();
     if (v->IsDouble()) {
       double d = v->GetDouble();
-      if (d == static_cast<double>(static_cast<std::int64_t>(d)) && d > -9e18 && d < 9e18)
+      // The range first: casting an out-of-range double is undefined (the
+      // fuzzer's {"sizeGb":1e308} found it).
+      if (d > -9e18 && d < 9e18 && d == static_cast<double>(static_cast<std::int64_t>(d)))
         return static_cast<std::int64_t>(d);
     }
     api_error(400, std::string("'") + name + "' must be an integer", "BAD_REQUEST");

@@ -347,3 +347,24 @@ TEST(MockBinarySecurity, ListensOnLoopbackOnlyByDefault) {
 
 }  // namespace
 }  // namespace lizard::mock::test
+
+namespace lizard::mock::test {
+namespace {
+
+// Regression of fuzz_mock_handlers: {"sizeGb":1e308} cast a double outside
+// int64 before the range check (undefined behaviour in Body::integer).
+TEST_F(SecurityTest, NumbersOutsideInt64InBodiesAre400) {
+  const std::string p = "/api/projects/" + server_->project_id() + "/volumes";
+  for (const char* number : {"1e308", "-1e308", "9.3e18", "1e19", "1.5"}) {
+    auto v = post(p, std::string(R"({"name":"v","sizeGb":)") + number + "}");
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->status, 400) << number << ": " << v->body;
+    auto t =
+        post("/api/sandboxes/" + id_ + "/timeout", std::string(R"({"timeoutMs":)") + number + "}");
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->status, 400) << number << ": " << t->body;
+  }
+}
+
+}  // namespace
+}  // namespace lizard::mock::test
