@@ -211,7 +211,7 @@ TEST_F(BoundedRetries, APersistent429OnCreateSendsOneCreatePerOperation) {
   EXPECT_EQ(server_.live_sandboxes(), 1u);
 }
 
-// D5: run() gives every exec request the deadline kExecTimeoutMs + 60 s
+// D4: run() gives every exec request the deadline kExecTimeoutMs + 60 s
 // (660 s, backend/src/lizard/lizard_sandbox_backend.cc, Impl::run) whatever
 // RunOptions::timeout says, so a server that stops answering holds a run
 // with a 1 s timeout for 11 minutes.
@@ -232,7 +232,7 @@ TEST_F(BoundedRetries, DISABLED_ARunWithATimeoutDoesNotWaitForAHungServer) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 8s);
 }
 
-// D6: decode_file (backend/src/api/client.cc) casts JSON doubles to
+// D5: decode_file (backend/src/api/client.cc) casts JSON doubles to
 // uint64/uint32/int64 unchecked: a negative or huge "size" is undefined
 // behaviour (UBSan: float-cast-overflow) and a garbage size in release.
 TEST_F(BoundedRetries, DISABLED_ANegativeFileSizeIsRejectedAsMalformed) {

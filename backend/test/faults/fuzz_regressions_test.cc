@@ -19,7 +19,7 @@ TEST(FuzzRegressions, AnEnvelopeAfterNoiseOnItsOwnLineParses) {
   EXPECT_EQ(env->out, "hi");
 }
 
-// D8 (fuzz_envelope, UBSan): parse_envelope (backend/src/lizard/guest_helpers.cc)
+// D7 (fuzz_envelope, UBSan): parse_envelope (backend/src/lizard/guest_helpers.cc)
 // accumulates digits with `v = v * 10 + d` in a long long: 20 digits overflow
 // (undefined behaviour). It must refuse a number it cannot hold.
 TEST(FuzzRegressions, DISABLED_AnEnvelopeNumberTooLargeForItsTypeIsRejected) {
@@ -27,7 +27,7 @@ TEST(FuzzRegressions, DISABLED_AnEnvelopeNumberTooLargeForItsTypeIsRejected) {
   EXPECT_FALSE(parse_envelope("LZ1 0 0 0 99999999999999999999999 0\nb\nb\nLZEND\n").has_value());
 }
 
-// D7 (fuzz_envelope): a stream line "b<not base64>" makes base64_decode throw
+// D6 (fuzz_envelope): a stream line "b<not base64>" makes base64_decode throw
 // std::invalid_argument out of parse_envelope, which documents only
 // std::runtime_error; LizardSandboxBackend::run catches runtime_error, so the
 // caller gets std::invalid_argument for a valid call.

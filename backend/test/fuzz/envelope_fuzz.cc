@@ -1,7 +1,7 @@
 // The parser of the guest helpers' output (the run envelope), for any bytes:
 // - it returns nullopt, an Envelope, or throws std::runtime_error (LZFAIL);
 //   any other exception is a finding. Known: base64_decode's
-//   std::invalid_argument escapes for an undecodable stream line (defect D7
+//   std::invalid_argument escapes for an undecodable stream line (defect D6
 //   in docs/reliability.md), tolerated here so the run stays green;
 // - an envelope built from the input's bytes parses back to those bytes,
 //   whatever noise precedes it.
@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     (void)parse_envelope(input);
   } catch (const std::invalid_argument&) {
-    // D7 (see above).
+    // D6 (see above).
   } catch (const std::runtime_error&) {
   }
 
