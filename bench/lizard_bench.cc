@@ -680,6 +680,7 @@ int main(int argc, char** argv) {
     }
   }
   int n = static_cast<int>(args.size());
+  args.push_back(nullptr);  // argv[argc] is NULL: Initialize shifts it along with the flags
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   signal(SIGPIPE, SIG_IGN);
 
