@@ -48,21 +48,21 @@ void write_map(JsonWriter& w, const char* name, const std::map<std::string, std:
 
 std::string str(const rapidjson::Value& object, const char* name) {
   if (!object.IsObject()) return {};
-  const auto it = object.FindMember(name);
+  auto it = object.FindMember(name);
   if (it == object.MemberEnd() || !it->value.IsString()) return {};
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
 double num(const rapidjson::Value& object, const char* name, double fallback = 0) {
   if (!object.IsObject()) return fallback;
-  const auto it = object.FindMember(name);
+  auto it = object.FindMember(name);
   if (it == object.MemberEnd() || !it->value.IsNumber()) return fallback;
   return it->value.GetDouble();
 }
 
 bool flag(const rapidjson::Value& object, const char* name) {
   if (!object.IsObject()) return false;
-  const auto it = object.FindMember(name);
+  auto it = object.FindMember(name);
   return it != object.MemberEnd() && it->value.IsBool() && it->value.GetBool();
 }
 
@@ -87,7 +87,7 @@ SandboxInfo decode_sandbox(const rapidjson::Value& v) {
   info.started_at = str(v, "startedAt");
   info.end_at = str(v, "endAt");
   if (v.IsObject()) {
-    const auto it = v.FindMember("metadata");
+    auto it = v.FindMember("metadata");
     if (it != v.MemberEnd() && it->value.IsObject()) {
       for (const auto& m : it->value.GetObject()) {
         if (m.value.IsString()) {
@@ -110,7 +110,7 @@ FileInfo decode_file(const rapidjson::Value& v) {
   info.permissions = str(v, "permissions");
   info.mod_time_ms = static_cast<std::int64_t>(num(v, "modTime"));
   if (v.IsObject()) {
-    const auto it = v.FindMember("symlinkTarget");
+    auto it = v.FindMember("symlinkTarget");
     if (it != v.MemberEnd() && it->value.IsString()) {
       info.symlink_target = std::string(it->value.GetString(), it->value.GetStringLength());
     }
@@ -691,7 +691,7 @@ std::vector<ProcessInfo> Client::list_processes(std::string_view sandbox_id,
     p.pid = static_cast<long long>(num(v, "pid"));
     p.started_at = str(v, "startedAt");
     if (v.IsObject()) {
-      const auto it = v.FindMember("cmd");
+      auto it = v.FindMember("cmd");
       if (it != v.MemberEnd() && it->value.IsArray()) {
         for (const auto& item : it->value.GetArray()) {
           if (item.IsString()) p.cmd.emplace_back(item.GetString(), item.GetStringLength());

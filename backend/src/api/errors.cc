@@ -23,7 +23,7 @@ bool is_code_text(std::string_view text) {
 }
 
 std::string string_member(const rapidjson::Value& object, const char* name) {
-  const auto it = object.FindMember(name);
+  auto it = object.FindMember(name);
   if (it == object.MemberEnd() || !it->value.IsString()) return {};
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
@@ -32,7 +32,7 @@ std::optional<std::chrono::seconds> retry_after(const TransportOutcome& outcome)
   rapidjson::Document doc;
   doc.Parse(outcome.body.data(), outcome.body.size());
   if (!doc.HasParseError() && doc.IsObject()) {
-    const auto it = doc.FindMember("retryAfterS");
+    auto it = doc.FindMember("retryAfterS");
     if (it != doc.MemberEnd() && it->value.IsNumber()) {
       return std::chrono::seconds(static_cast<long long>(it->value.GetDouble()));
     }
