@@ -155,6 +155,18 @@ class LizardSandboxBackend::Impl {
     } catch (const WorkspaceTransientError& e) {
       if (e.may_have_been_admitted()) create_outcome_unknown_ = true;
       throw;
+    } catch (const api::ApiError&) {
+      throw;  // a 4xx answer: the server refused, nothing was created
+    } catch (const WorkspaceUnavailableError&) {
+      throw;  // 401/403: refused
+    } catch (const WorkspaceNotSupportedError&) {
+      throw;  // 501: refused
+    } catch (const WorkspaceError&) {
+      // A 2xx whose body cannot be decoded (or names no sandbox), or a
+      // transfer stopped mid-answer: the server may well have created the
+      // sandbox, so a second create could leave two.
+      create_outcome_unknown_ = true;
+      throw;
     }
     {
       std::lock_guard ref_lock(ref_mutex_);

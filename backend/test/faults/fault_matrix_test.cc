@@ -184,9 +184,6 @@ struct KnownDefect {
   const char* defect;
 };
 constexpr KnownDefect kKnownDefects[] = {
-    {"CreateMalformedJson",
-     "D1: a 2xx create whose body cannot be decoded is a plain WorkspaceError and does not set "
-     "create_outcome_unknown_, so the next operation creates a second sandbox"},
     {"ExecLongHttp429RetryAfter",
      "D2: a 429 on the re-attach of a started run is raised as not admitted (blind == 0 is "
      "taken for 'first attempt'), although the command is running"},
