@@ -10,6 +10,9 @@ namespace lizard::workspace::internal {
 
 namespace {
 
+// The most digits of an envelope number parsed: 10^18 - 1 fits a long long.
+constexpr std::size_t kMaxEnvelopeDigits = 18;
+
 // The run helper. The exec starts it as `setsid -f -w /bin/sh -c SCRIPT ...`:
 // setsid forks it into a session of its own, so the server's per-request kill
 // (of the exec's process group) stops only the waiting setsid, never the
@@ -288,7 +291,12 @@ std::optional<Envelope> parse_envelope(std::string_view text) {
         rest.remove_prefix(1);
       }
       long long v = 0;
-      while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') v = v * 10 + (rest[n++] - '0');
+      while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') {
+        // 18 digits always fit a long long; the wrapper never prints more
+        // (sizes are capped far lower), so more is a malformed envelope.
+        if (n == kMaxEnvelopeDigits) return std::nullopt;
+        v = v * 10 + (rest[n++] - '0');
+      }
       if (n == 0) return std::nullopt;
       value = negative ? -v : v;
       rest.remove_prefix(n);
@@ -297,11 +305,18 @@ std::optional<Envelope> parse_envelope(std::string_view text) {
   env.exit_code = static_cast<int>(values[0]);
   env.timed_out = values[1] != 0;
   env.over_limit = values[2] != 0;
+  if (values[3] < 0 || values[4] < 0) return std::nullopt;
   env.out_size = static_cast<std::uint64_t>(values[3]);
   env.err_size = static_cast<std::uint64_t>(values[4]);
   const auto decode = [](std::string_view line) -> std::optional<std::string> {
-    if (!line.empty() && line.front() == 'b') return api::base64_decode(line.substr(1));
-    return std::nullopt;
+    if (line.empty() || line.front() != 'b') return std::nullopt;
+    try {
+      return api::base64_decode(line.substr(1));
+    } catch (const std::invalid_argument&) {
+      // A complete envelope (LZEND seen) with a stream that is not base64 is
+      // not a cut answer that a re-attach could complete: report it.
+      throw std::runtime_error("the run helper's answer is malformed (a stream is not base64)");
+    }
   };
   env.out = decode(lines[first + 1]);
   env.err = decode(lines[first + 2]);

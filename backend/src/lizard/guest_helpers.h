@@ -54,8 +54,11 @@ struct Envelope {
 };
 
 // Parses the wrapper's stdout. nullopt when the envelope is absent or cut
-// short (the wrapper was killed: per-request limit, destroyed sandbox).
-// Throws std::runtime_error when the wrapper reported a failure of its own.
+// short (the wrapper was killed: per-request limit, destroyed sandbox), or
+// when its numbers are not what the wrapper prints (more than 18 digits,
+// negative sizes). Throws std::runtime_error when the wrapper reported a
+// failure of its own, or a complete envelope carries a stream that is not
+// base64; never any other exception type.
 std::optional<Envelope> parse_envelope(std::string_view text);
 
 // A run's file: "o" stdout, "e" stderr, "s" status, "p" claim and pid.

@@ -19,24 +19,31 @@ TEST(FuzzRegressions, AnEnvelopeAfterNoiseOnItsOwnLineParses) {
   EXPECT_EQ(env->out, "hi");
 }
 
-// D7 (fuzz_envelope, UBSan): parse_envelope (backend/src/lizard/guest_helpers.cc)
-// accumulates digits with `v = v * 10 + d` in a long long: 20 digits overflow
-// (undefined behaviour). It must refuse a number it cannot hold.
-TEST(FuzzRegressions, DISABLED_AnEnvelopeNumberTooLargeForItsTypeIsRejected) {
+// D7 (fuzz_envelope, UBSan; fixed): parse_envelope accumulated digits with
+// `v = v * 10 + d` in a long long, so 20 digits overflowed (undefined
+// behaviour). It must refuse a number it cannot hold.
+TEST(FuzzRegressions, AnEnvelopeNumberTooLargeForItsTypeIsRejected) {
   EXPECT_FALSE(parse_envelope("LZ1 5555555555555555555555 0 0 0 0\nb\nb\nLZEND\n").has_value());
   EXPECT_FALSE(parse_envelope("LZ1 0 0 0 99999999999999999999999 0\nb\nb\nLZEND\n").has_value());
+  EXPECT_FALSE(parse_envelope("LZ1 0 0 0 -5 0\nb\nb\nLZEND\n").has_value());
+  // The largest accepted: 18 digits.
+  const auto env = parse_envelope("LZ1 0 0 0 999999999999999999 0\n-\nb\nLZEND\n");
+  ASSERT_TRUE(env.has_value());
+  EXPECT_EQ(env->out_size, 999999999999999999u);
 }
 
-// D6 (fuzz_envelope): a stream line "b<not base64>" makes base64_decode throw
-// std::invalid_argument out of parse_envelope, which documents only
+// D6 (fuzz_envelope; fixed): a stream line "b<not base64>" made base64_decode
+// throw std::invalid_argument out of parse_envelope, which documents only
 // std::runtime_error; LizardSandboxBackend::run catches runtime_error, so the
-// caller gets std::invalid_argument for a valid call.
-TEST(FuzzRegressions, DISABLED_AnUndecodableEnvelopeStreamIsARuntimeError) {
+// caller got std::invalid_argument for a valid call.
+TEST(FuzzRegressions, AnUndecodableEnvelopeStreamIsARuntimeError) {
   try {
     (void)parse_envelope("LZ1 0 0 0 3 0\nb!!!\nb\nLZEND\n");
+    FAIL() << "a stream that is not base64 was accepted";
   } catch (const std::invalid_argument& e) {
     FAIL() << "std::invalid_argument: " << e.what();
-  } catch (const std::runtime_error&) {
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("malformed"), std::string::npos) << e.what();
   }
 }
 
