@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "lizard/api/codec.h"
 
@@ -60,6 +63,42 @@ double num(const rapidjson::Value& object, const char* name, double fallback = 0
   return it->value.GetDouble();
 }
 
+// A JSON number as an integer type without undefined behaviour: absent or not
+// a number gives `fallback`; nullopt when T cannot hold it (a negative size,
+// 1e300, NaN never parses). In-range fractions are truncated.
+template <typename T>
+std::optional<T> integer_member(const rapidjson::Value& object, const char* name, T fallback) {
+  if (!object.IsObject()) return fallback;
+  auto it = object.FindMember(name);
+  if (it == object.MemberEnd() || !it->value.IsNumber()) return fallback;
+  const rapidjson::Value& v = it->value;
+  if (v.IsInt64()) {
+    const std::int64_t n = v.GetInt64();
+    if (std::in_range<T>(n)) return static_cast<T>(n);
+    return std::nullopt;
+  }
+  if (v.IsUint64()) {
+    const std::uint64_t n = v.GetUint64();
+    if (std::in_range<T>(n)) return static_cast<T>(n);
+    return std::nullopt;
+  }
+  const double d = v.GetDouble();
+  // [-2^digits, 2^digits) for signed T, [0, 2^digits) for unsigned: both
+  // bounds are exact doubles, and every double inside truncates into T.
+  const double limit = std::ldexp(1.0, std::numeric_limits<T>::digits);
+  const double lowest = std::numeric_limits<T>::is_signed ? -limit : 0.0;
+  if (std::isfinite(d) && d >= lowest && d < limit) return static_cast<T>(d);
+  return std::nullopt;
+}
+
+// integer_member, or a WorkspaceError naming the field for a number out of range.
+template <typename T>
+T integer(const rapidjson::Value& object, const char* name, std::string_view what, T fallback = 0) {
+  if (const auto value = integer_member<T>(object, name, fallback)) return *value;
+  throw workspace::WorkspaceError(std::string(what) + ": the API answered with a malformed \"" +
+                                  name + "\" (out of range)");
+}
+
 bool flag(const rapidjson::Value& object, const char* name) {
   if (!object.IsObject()) return false;
   auto it = object.FindMember(name);
@@ -100,15 +139,15 @@ SandboxInfo decode_sandbox(const rapidjson::Value& v) {
   return info;
 }
 
-FileInfo decode_file(const rapidjson::Value& v) {
+FileInfo decode_file(const rapidjson::Value& v, std::string_view what) {
   FileInfo info;
   info.name = str(v, "name");
   info.path = str(v, "path");
   info.type = str(v, "type");
-  info.size = static_cast<std::uint64_t>(num(v, "size"));
-  info.mode = static_cast<std::uint32_t>(num(v, "mode"));
+  info.size = integer<std::uint64_t>(v, "size", what);
+  info.mode = integer<std::uint32_t>(v, "mode", what);
   info.permissions = str(v, "permissions");
-  info.mod_time_ms = static_cast<std::int64_t>(num(v, "modTime"));
+  info.mod_time_ms = integer<std::int64_t>(v, "modTime", what);
   if (v.IsObject()) {
     auto it = v.FindMember("symlinkTarget");
     if (it != v.MemberEnd() && it->value.IsString()) {
@@ -614,7 +653,7 @@ ExecResult Client::exec(std::string_view sandbox_id, const ExecRequest& request,
   ExecResult result;
   result.out = str(doc, "stdout");
   result.err = str(doc, "stderr");
-  result.exit_code = static_cast<int>(num(doc, "exitCode", -1));
+  result.exit_code = integer<int>(doc, "exitCode", "POST " + path, -1);
   result.truncated = flag(doc, "truncated");
   result.timed_out = flag(doc, "timedOut");
   if (!doc.IsObject() || !doc.HasMember("exitCode")) {
@@ -629,6 +668,9 @@ int Client::exec_stream(std::string_view sandbox_id, const ExecRequest& request,
   const auto path = sandbox_path(sandbox_id, "/exec");
   std::optional<int> exit_code;
   std::optional<std::string> error;
+  // Set when an event carries a number out of range: exceptions must not
+  // cross the curl write callback this parser runs in.
+  std::optional<std::string> malformed;
   SseParser parser([&](const std::string& event, const std::string& data) {
     if (event == "error") {
       error = data;
@@ -639,14 +681,24 @@ int Client::exec_stream(std::string_view sandbox_id, const ExecRequest& request,
     doc.Parse(data.data(), data.size());
     if (doc.HasParseError() || !doc.IsObject()) return;
     if (event == "exit" || doc.HasMember("exitCode")) {
-      exit_code = static_cast<int>(num(doc, "exitCode", -1));
+      const auto code = integer_member<int>(doc, "exitCode", -1);
+      if (!code) {
+        malformed = "exitCode";
+        return;
+      }
+      exit_code = *code;
       on_event(ExecEvent{ExecEvent::Kind::kExit, {}, *exit_code});
     } else if (doc.HasMember("line")) {
       const bool is_err = str(doc, "stream") == "stderr";
       on_event(ExecEvent{is_err ? ExecEvent::Kind::kStderr : ExecEvent::Kind::kStdout,
                          str(doc, "line"), 0});
     } else if (doc.HasMember("pid")) {
-      on_event(ExecEvent{ExecEvent::Kind::kPid, {}, static_cast<long long>(num(doc, "pid"))});
+      const auto pid = integer_member<long long>(doc, "pid", 0);
+      if (!pid) {
+        malformed = "pid";
+        return;
+      }
+      on_event(ExecEvent{ExecEvent::Kind::kPid, {}, *pid});
     }
   });
   const std::function<void(std::string_view)> sink = [&](std::string_view chunk) {
@@ -670,6 +722,10 @@ int Client::exec_stream(std::string_view sandbox_id, const ExecRequest& request,
   }
   parser.feed("\n");
   parser.finish();
+  if (malformed) {
+    throw workspace::WorkspaceError("POST " + path + ": the stream carried a malformed \"" +
+                                    *malformed + "\" (out of range)");
+  }
   if (error) {
     throw workspace::WorkspaceError(
         "POST " + path + ": the stream reported an error: " + redact(*error, options_.api_key));
@@ -688,7 +744,7 @@ std::vector<ProcessInfo> Client::list_processes(std::string_view sandbox_id,
   if (!doc.IsArray()) return out;
   for (const auto& v : doc.GetArray()) {
     ProcessInfo p;
-    p.pid = static_cast<long long>(num(v, "pid"));
+    p.pid = integer<long long>(v, "pid", "GET " + path);
     p.started_at = str(v, "startedAt");
     if (v.IsObject()) {
       auto it = v.FindMember("cmd");
@@ -758,7 +814,7 @@ std::vector<FileInfo> Client::list_files(std::string_view sandbox_id, std::strin
       checked("GET", route, encode_query({{"path", std::string(path)}}), {}, call), "GET " + route);
   std::vector<FileInfo> out;
   if (doc.IsArray()) {
-    for (const auto& v : doc.GetArray()) out.push_back(decode_file(v));
+    for (const auto& v : doc.GetArray()) out.push_back(decode_file(v, "GET " + route));
   }
   return out;
 }
@@ -768,7 +824,8 @@ FileInfo Client::stat_file(std::string_view sandbox_id, std::string_view path,
   const auto route = sandbox_path(sandbox_id, "/files/stat");
   return decode_file(
       parse(checked("GET", route, encode_query({{"path", std::string(path)}}), {}, call),
-            "GET " + route));
+            "GET " + route),
+      "GET " + route);
 }
 
 void Client::remove_file(std::string_view sandbox_id, std::string_view path,

@@ -10,6 +10,9 @@ namespace lizard::api {
 
 namespace {
 
+// A day: a longer wait than that is not advice a caller can act on.
+constexpr double kMaxRetryAfterS = 86400;
+
 bool is_code_text(std::string_view text) {
   if (text.empty()) return false;
   if (!std::isupper(static_cast<unsigned char>(text.front()))) return false;
@@ -33,8 +36,13 @@ std::optional<std::chrono::seconds> retry_after(const TransportOutcome& outcome)
   doc.Parse(outcome.body.data(), outcome.body.size());
   if (!doc.HasParseError() && doc.IsObject()) {
     auto it = doc.FindMember("retryAfterS");
+    // Checked before the cast (a double out of range is undefined behaviour);
+    // a negative or absurd value is ignored like a missing one.
     if (it != doc.MemberEnd() && it->value.IsNumber()) {
-      return std::chrono::seconds(static_cast<long long>(it->value.GetDouble()));
+      const double seconds = it->value.GetDouble();
+      if (seconds >= 0 && seconds <= kMaxRetryAfterS) {
+        return std::chrono::seconds(static_cast<long long>(seconds));
+      }
     }
   }
   const auto header = outcome.headers.find("retry-after");
