@@ -275,6 +275,8 @@ class Client::Transport {
     std::chrono::milliseconds timeout{0};
     std::stop_token stop;
     bool fresh_connection = false;
+    // Buffered answer bytes allowed (see CallOptions::max_answer_bytes).
+    std::uint64_t max_body = kMaxJsonAnswerBytes;
     // When set, 2xx body bytes go here instead of the response.
     const std::function<void(std::string_view)>* sink = nullptr;
   };
@@ -290,6 +292,7 @@ class Client::Transport {
     State state;
     state.stop = x.stop;
     state.sink = x.sink;
+    state.max_body = x.max_body;
     char error_buffer[CURL_ERROR_SIZE] = {0};
 
     curl_slist* headers = nullptr;
@@ -346,6 +349,7 @@ class Client::Transport {
     if (rc != CURLE_OK) outcome.curl_message = error_buffer;
     outcome.headers = std::move(state.headers);
     outcome.body = std::move(state.body);
+    if (state.over_limit) outcome.answer_limit = state.max_body;
     return outcome;
   }
 
@@ -356,6 +360,8 @@ class Client::Transport {
     long status = 0;
     std::map<std::string, std::string> headers;
     std::string body;
+    std::uint64_t max_body = kMaxJsonAnswerBytes;
+    bool over_limit = false;
   };
 
   static size_t on_body(char* data, size_t size, size_t count, void* user) {
@@ -364,6 +370,11 @@ class Client::Transport {
     if (s->sink != nullptr && s->status >= 200 && s->status < 300) {
       (*s->sink)(chunk);
     } else {
+      if (chunk.size() > s->max_body - std::min<std::uint64_t>(s->max_body, s->body.size())) {
+        // Anything but the size handed in makes curl stop with CURLE_WRITE_ERROR.
+        s->over_limit = true;
+        return 0;
+      }
       s->body.append(chunk);
     }
     return size * count;
@@ -388,8 +399,11 @@ class Client::Transport {
       const std::string name = lower(line.substr(0, colon));
       if (name == "content-length") {
         const long long n = std::atoll(std::string(value).c_str());
-        // Reads of large files land in one buffer sized once.
-        if (n > 0 && n < (1LL << 34)) s->body.reserve(static_cast<std::size_t>(n));
+        // Reads of large files land in one buffer sized once; a length past
+        // the cap is not reserved (the body will be refused at the cap).
+        if (n > 0 && static_cast<std::uint64_t>(n) <= s->max_body) {
+          s->body.reserve(static_cast<std::size_t>(n));
+        }
       }
       s->headers[name] = std::string(value);
     }
@@ -470,6 +484,7 @@ Response Client::request(std::string_view method, std::string_view path, std::st
   x.timeout = call.timeout.count() > 0 ? call.timeout : options_.request_timeout;
   x.stop = call.stop;
   x.fresh_connection = call.no_replay;
+  if (call.max_answer_bytes > 0) x.max_body = call.max_answer_bytes;
   const auto start = std::chrono::steady_clock::now();
   TransportOutcome outcome = transport_->perform(x);
   if (options_.log) {
@@ -714,6 +729,7 @@ int Client::exec_stream(std::string_view sandbox_id, const ExecRequest& request,
   x.api_key = options_.api_key;
   x.timeout = call.timeout.count() > 0 ? call.timeout : options_.request_timeout;
   x.stop = call.stop;
+  if (call.max_answer_bytes > 0) x.max_body = call.max_answer_bytes;
   x.sink = &sink;
   TransportOutcome outcome = transport_->perform(x);
   if (outcome.curl_code != 0 || outcome.status < 200 || outcome.status >= 300) {
@@ -802,8 +818,10 @@ void Client::write_text_file(std::string_view sandbox_id, std::string_view path,
 
 std::string Client::read_file(std::string_view sandbox_id, std::string_view path,
                               const CallOptions& call) {
+  CallOptions raw = call;
+  if (raw.max_answer_bytes == 0) raw.max_answer_bytes = kMaxFileReadBytes;
   Response r = checked("GET", sandbox_path(sandbox_id, "/files"),
-                       encode_query({{"path", std::string(path)}}), {}, call, "*/*");
+                       encode_query({{"path", std::string(path)}}), {}, raw, "*/*");
   return std::move(r.body);
 }
 

@@ -122,6 +122,12 @@ std::string redact(std::string_view text, std::string_view secret) {
 void throw_transport_error(const TransportOutcome& outcome, std::string_view what,
                            std::string_view secret) {
   const std::string op(what);
+  if (outcome.curl_code == CURLE_WRITE_ERROR && outcome.answer_limit > 0) {
+    // Not transient: the same request gets the same oversized answer.
+    throw workspace::WorkspaceError(op + ": the answer is larger than " +
+                                    std::to_string(outcome.answer_limit) +
+                                    " bytes; the transfer was stopped");
+  }
   if (outcome.curl_code != CURLE_OK) {
     const auto code = static_cast<CURLcode>(outcome.curl_code);
     const std::string detail = redact(

@@ -60,16 +60,46 @@ class EndlessAnswer {
   std::atomic<std::size_t> sent_{0};
 };
 
-// D3: the transport appends every body byte to a std::string (on_body in
-// backend/src/api/client.cc) with no cap, so a JSON route buffers a 1 GiB
-// answer whole before failing to parse it.
-TEST(ClientLimits, DISABLED_JsonAnswerIsNotBufferedWithoutBound) {
+// D3 (fixed): the transport appended every body byte to a std::string
+// (on_body in backend/src/api/client.cc) with no cap, so a JSON route
+// buffered a 1 GiB answer whole before failing to parse it.
+TEST(ClientLimits, JsonAnswerIsNotBufferedWithoutBound) {
   constexpr std::size_t kTotal = 1024u * 1024 * 1024;
   EndlessAnswer answer(kTotal);
   RawServer server([&](int fd, const std::string& r) { answer(fd, r); });
   Client client(client_options(server.url()));
-  EXPECT_THROW(client.get_sandbox("sbx_big"), workspace::WorkspaceError);
+  try {
+    client.get_sandbox("sbx_big");
+    FAIL() << "a 1 GiB answer was accepted";
+  } catch (const workspace::WorkspaceTransientError& e) {
+    FAIL() << "an oversized answer is not transient: " << e.what();
+  } catch (const workspace::WorkspaceError& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than"), std::string::npos) << e.what();
+  }
   EXPECT_LT(answer.sent(), 128u * 1024 * 1024) << "the client read " << answer.sent() << " bytes";
+}
+
+// A raw read has its own cap (CallOptions::max_answer_bytes; 1 GiB by
+// default): one byte over it is refused, exactly at it is returned.
+TEST(ClientLimits, ARawReadOverItsCapIsRefused) {
+  const std::string file(4096, 'z');
+  RawServer server([&](int fd, const std::string&) {
+    send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
+                     std::to_string(file.size()) + "\r\nConnection: close\r\n\r\n" + file);
+  });
+  Client client(client_options(server.url()));
+  api::CallOptions call;
+  call.max_answer_bytes = file.size() - 1;
+  try {
+    client.read_file("sbx_x", "/workspace/f", call);
+    FAIL() << "a read over its cap was accepted";
+  } catch (const workspace::WorkspaceTransientError& e) {
+    FAIL() << "an oversized answer is not transient: " << e.what();
+  } catch (const workspace::WorkspaceError& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than 4095 bytes"), std::string::npos) << e.what();
+  }
+  call.max_answer_bytes = file.size();
+  EXPECT_EQ(client.read_file("sbx_x", "/workspace/f", call), file);
 }
 
 // An HTML error page of megabytes must not become a megabyte what().

@@ -45,6 +45,14 @@ struct ClientOptions {
   static ClientOptions from_environment();
 };
 
+// The largest answer body the client buffers, per exchange. JSON answers are
+// small (an exec answer is at most about 1 MiB: two 512 KiB streams), so a
+// larger one is a broken or hostile server, not data.
+inline constexpr std::uint64_t kMaxJsonAnswerBytes = 64u * 1024 * 1024;
+// Raw file reads (read_file) return the whole file in memory; larger files
+// are refused rather than exhausting it.
+inline constexpr std::uint64_t kMaxFileReadBytes = 1024u * 1024 * 1024;
+
 struct CallOptions {
   // 0: ClientOptions::request_timeout.
   std::chrono::milliseconds timeout{0};
@@ -55,6 +63,12 @@ struct CallOptions {
   // twice, and a new connection is never replayed. The client sets it itself
   // for those routes.
   bool no_replay = false;
+  // The most answer bytes buffered; past it the transfer stops and the call
+  // raises workspace::WorkspaceError ("the answer is larger than N bytes").
+  // 0: the route's default (kMaxFileReadBytes for read_file,
+  // kMaxJsonAnswerBytes for every other route and for error answers).
+  // A streaming exec's events are not buffered and not counted.
+  std::uint64_t max_answer_bytes = 0;
 };
 
 // An HTTP answer as a value (any status).
@@ -215,7 +229,8 @@ class Client {
   // Sends `text` (must be valid UTF-8) without encoding.
   void write_text_file(std::string_view sandbox_id, std::string_view path, std::string_view text,
                        const CallOptions& call = {});
-  // The raw bytes.
+  // The raw bytes; a file over CallOptions::max_answer_bytes (default
+  // kMaxFileReadBytes, 1 GiB) raises workspace::WorkspaceError.
   std::string read_file(std::string_view sandbox_id, std::string_view path,
                         const CallOptions& call = {});
   std::vector<FileInfo> list_files(std::string_view sandbox_id, std::string_view path,

@@ -7,6 +7,7 @@
 // Thread-safe (pure functions, immutable values).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -68,6 +69,9 @@ struct TransportOutcome {
   long status = 0;
   std::map<std::string, std::string> headers;  // names lower-case
   std::string body;
+  // Non-zero when the client stopped the transfer because the answer passed
+  // this many bytes (curl_code is then CURLE_WRITE_ERROR).
+  std::uint64_t answer_limit = 0;
 };
 
 // The error body fields, decoded leniently (a non-JSON body gives the raw text
@@ -84,6 +88,7 @@ std::string redact(std::string_view text, std::string_view secret);
 
 // The mapping table. `what` names the operation ("POST /api/sandboxes");
 // `secret` is redacted from every message. Never returns.
+//   answer over answer_limit (write error)   workspace::WorkspaceError
 //   curl aborted by the stop token           WorkspaceCancelledError
 //   curl could not resolve/connect           WorkspaceTransientError(admitted=false)
 //   curl send/recv failure, timeout, EOF     WorkspaceTransientError(admitted=request_sent)
