@@ -322,6 +322,7 @@ void fs_fifo_read_does_not_hang(RuleContext& ctx) {
       },
       Seconds(10));
   if (!finished) {
+    ctx.note_abandoned();
     // Release the blocked reader so its thread can end.
     try {
       ctx.run(b, Shell{"printf x > " + sh_quote(fifo)}, {}, Seconds(10));
@@ -574,6 +575,7 @@ void path_realpath_loop(RuleContext& ctx) {
           }
         },
         Seconds(10));
+    if (!finished) ctx.note_abandoned();
     ASSERT_TRUE(finished) << "realpath(" << path << ") of a link loop did not end within 10 s";
     if (outcome->rfind("path:", 0) == 0) {
       const std::string got = outcome->substr(5);

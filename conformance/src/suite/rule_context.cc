@@ -33,6 +33,12 @@ std::string demangled_current_exception_type() {
 }  // namespace
 
 bool run_with_deadline(std::function<void()> fn, Seconds limit) {
+  // The helper owns only `shared` and `fn`; everything it hands back goes
+  // through `shared` under its mutex. The exception is moved, never copied:
+  // exception_ptr counts references inside libstdc++, which ThreadSanitizer
+  // does not see, so the object must have one owner at a time (the helper
+  // until the hand-over, the waiter after it), and an abandoned helper frees
+  // its own exception with `shared` instead of the caller's copy.
   auto shared = std::make_shared<Shared>();
   std::thread([shared, fn = std::move(fn)]() mutable {
     std::exception_ptr error;
@@ -46,12 +52,16 @@ bool run_with_deadline(std::function<void()> fn, Seconds limit) {
     fn = nullptr;
     std::lock_guard<std::mutex> lock(shared->mutex);
     shared->done = true;
-    shared->error = error;
+    shared->error = std::move(error);
     shared->done_cv.notify_all();
   }).detach();
-  std::unique_lock<std::mutex> lock(shared->mutex);
-  if (!shared->done_cv.wait_for(lock, limit, [&] { return shared->done; })) return false;
-  if (shared->error) std::rethrow_exception(shared->error);
+  std::exception_ptr error;
+  {
+    std::unique_lock<std::mutex> lock(shared->mutex);
+    if (!shared->done_cv.wait_for(lock, limit, [&] { return shared->done; })) return false;
+    error = std::move(shared->error);
+  }
+  if (error) std::rethrow_exception(std::move(error));
   return true;
 }
 
@@ -182,7 +192,7 @@ RuleContext::~RuleContext() {
     auto b = backend;
     auto p = path;
     try {
-      run_with_deadline(
+      const bool finished = run_with_deadline(
           [b, p] {
             if (auto* c = b->commands()) {
               RunOptions options;
@@ -194,6 +204,8 @@ RuleContext::~RuleContext() {
             }
           },
           Seconds(25));
+      // The helper still uses the backend, which may depend on the session.
+      if (!finished) abandoned_ = true;
     } catch (...) {
     }
   }

@@ -45,7 +45,10 @@ using Clock = std::chrono::steady_clock;
 
 // Runs `fn` on its own detached thread and waits at most `limit`. Returns
 // true when it finished (rethrowing what it threw); false when it is still
-// running (it is abandoned, keeping alive what it captured).
+// running (it is abandoned, keeping alive what it captured). `fn` must own
+// (by value or shared_ptr) everything it writes: an abandoned call goes on
+// after the caller has returned, so it must not capture the caller's locals
+// or the RuleContext by reference. Thread-safe.
 bool run_with_deadline(std::function<void()> fn, Seconds limit);
 
 // Waits until `condition` holds, polling, at most `limit`. Returns whether it held.
@@ -132,8 +135,11 @@ class RuleContext {
   bool path_exists(const BackendPtr& b, const std::string& path);
 
   // True when some guarded call was abandoned (the session must then be
-  // leaked, since a thread may still use it).
-  bool abandoned() const { return abandoned_; }
+  // leaked, since a thread may still use it). Thread-safe: rule bodies may
+  // make guarded calls from several threads at once.
+  bool abandoned() const { return abandoned_.load(); }
+  // Records that a call made with run_with_deadline() was abandoned.
+  void note_abandoned() { abandoned_.store(true); }
 
  private:
   struct Tracker;
@@ -142,7 +148,7 @@ class RuleContext {
   std::shared_ptr<Tracker> tracker_;
   std::vector<std::weak_ptr<WorkspaceBackend>> backends_;
   std::vector<std::pair<BackendPtr, std::string>> scratch_;
-  bool abandoned_ = false;
+  std::atomic<bool> abandoned_{false};
   std::atomic<double>* wait_sink_ = nullptr;
   std::mutex mutex_;
 };
