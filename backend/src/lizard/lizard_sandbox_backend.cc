@@ -26,6 +26,18 @@ constexpr const char* kProvider = "lizard";
 constexpr std::int64_t kExecTimeoutMs = 600000;
 // How many times a run is re-attached after failures that made no progress.
 constexpr int kMaxBlindRetries = 3;
+// How long a run without a timeout waits for one exec answer: the API's limit
+// plus a minute for the answer to arrive.
+constexpr std::chrono::milliseconds kUntimedExecWait(kExecTimeoutMs + 60000);
+// The run helper's watchdog sends TERM at the timeout and KILL this much later
+// (guest_helpers.cc), so a run with a timeout is over by timeout + grace.
+constexpr std::chrono::milliseconds kKillGrace(2000);
+// What a run with a timeout waits beyond timeout + grace for its answer (plus
+// a tenth of the timeout): the helper's polling, the exec round trip.
+constexpr std::chrono::milliseconds kAnswerMargin(3000);
+// The longest Retry-After honoured before re-attaching to a started run;
+// a longer one is handed to the caller.
+constexpr std::chrono::seconds kMaxReattachRetryAfter(2);
 // Finished runs whose files are removed together by a later run.
 constexpr std::size_t kCleanupBatch = 16;
 
@@ -294,13 +306,46 @@ class LizardSandboxBackend::Impl {
     for (const auto& [k, v] : options.env) request.envs[k] = v;
     request.workdir = kWorkingDir;
     request.timeout_ms = kExecTimeoutMs;
-    const api::CallOptions call{std::chrono::milliseconds(kExecTimeoutMs + 60000), options.stop};
+
+    // A run with a timeout has a deadline for its answer: every exec request
+    // (the first and each re-attach) waits at most until then, so a server
+    // that stops answering cannot hold it for the API's 10 minutes. Without a
+    // timeout each request waits kUntimedExecWait.
+    using Clock = std::chrono::steady_clock;
+    std::optional<Clock::time_point> deadline;
+    std::string deadline_text;
+    if (spec.timeout_ms > 0) {
+      const auto timeout = std::chrono::milliseconds(
+          std::min<std::uint64_t>(spec.timeout_ms, static_cast<std::uint64_t>(kExecTimeoutMs)));
+      const auto wait = timeout + kKillGrace + kAnswerMargin + timeout / 10;
+      deadline = Clock::now() + wait;
+      deadline_text = std::to_string(wait.count() / 1000) + "." +
+                      std::to_string(wait.count() % 1000 / 100) + " s";
+    }
+    const auto out_of_time = [&](const std::string& detail) {
+      add_cleanup_later(spec.run_id);
+      return WorkspaceTransientError(
+          "the command's outcome is unknown: no answer within " + deadline_text +
+              " (its timeout, the kill grace and a margin)" + (detail.empty() ? "" : ": " + detail),
+          true);
+    };
+    api::CallOptions call{kUntimedExecWait, options.stop};
 
     std::optional<internal::Envelope> envelope;
     int blind = 0;
+    // Whether any exec of this run was answered or may have been admitted:
+    // from then on the run may exist in the sandbox, and only a re-attach
+    // (same run id, so never a second start) may follow.
+    bool started = false;
     std::string last_problem;
     while (!envelope) {
       if (is_destroyed()) throw WorkspaceUnavailableError("the Lizard sandbox was destroyed");
+      if (deadline) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+        if (left.count() <= 0) throw out_of_time(last_problem);
+        call.timeout = left;
+      }
       api::ExecResult answer;
       try {
         answer = client_.exec(sandbox_id, request, call);
@@ -314,25 +359,38 @@ class LizardSandboxBackend::Impl {
         if (is_destroyed()) throw_unavailable();
         // Refused before anything could run (connect failure, 408, 429): the
         // caller may retry; nothing of this run exists in the sandbox yet.
-        if (!e.may_have_been_admitted() && blind == 0) throw;
+        if (!e.may_have_been_admitted() && !started) throw;
+        started = true;
+        last_problem = e.what();
+        if (deadline && Clock::now() >= *deadline) throw out_of_time(last_problem);
         // The start is idempotent (same run id), so re-sending re-attaches
         // to the command instead of starting it again.
         if (e.may_have_been_admitted() && confirm_gone(sandbox_id, "")) throw_unavailable();
-        if (++blind > kMaxBlindRetries) {
+        // A refusal of a re-attach (429, 408) still leaves the run going: the
+        // error says so (admitted), with the server's Retry-After.
+        const auto admitted = [&](const std::string& why) {
           add_cleanup_later(spec.run_id);
-          throw WorkspaceTransientError(
-              std::string("the command's outcome is unknown after repeated transport failures: ") +
-                  e.what(),
-              true, e.http_status(), e.retry_after());
+          return WorkspaceTransientError(
+              "the command's outcome is unknown (it was started, " + why + "): " + e.what(), true,
+              e.http_status(), e.retry_after());
+        };
+        if (++blind > kMaxBlindRetries) throw admitted("then repeated failures");
+        auto wait = std::chrono::milliseconds(200 * blind);
+        if (!e.may_have_been_admitted() && e.retry_after()) {
+          if (*e.retry_after() > kMaxReattachRetryAfter) {
+            throw admitted("then re-attaching was refused for longer than the backend waits");
+          }
+          wait = std::max<std::chrono::milliseconds>(wait, *e.retry_after());
         }
-        // A short pause before re-attaching, cut short by the stop token.
+        if (deadline && Clock::now() + wait >= *deadline) throw out_of_time(last_problem);
+        // A pause before re-attaching, cut short by the stop token.
         std::mutex pause_mutex;
         std::condition_variable_any pause;
         std::unique_lock pause_lock(pause_mutex);
-        pause.wait_for(pause_lock, options.stop, std::chrono::milliseconds(200 * blind),
-                       [] { return false; });
+        pause.wait_for(pause_lock, options.stop, wait, [] { return false; });
         continue;
       }
+      started = true;
       try {
         envelope = internal::parse_envelope(answer.out);
       } catch (const std::runtime_error& e) {

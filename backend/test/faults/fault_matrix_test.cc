@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -177,17 +178,14 @@ std::string outcome_list(const std::vector<Outcome>& outcomes) {
   return out;
 }
 
-// Cells that fail today because of a defect in backend/src (registered
-// DISABLED_; the integrator routes the fix). Keyed by the cell name.
+// Cells that fail because of a defect in backend/src (registered DISABLED_;
+// the integrator routes the fix). Keyed by the cell name. Empty since D1
+// (CreateMalformedJson) and D2 (ExecLongHttp429RetryAfter) were fixed.
 struct KnownDefect {
   const char* cell;
   const char* defect;
 };
-constexpr KnownDefect kKnownDefects[] = {
-    {"ExecLongHttp429RetryAfter",
-     "D2: a 429 on the re-attach of a started run is raised as not admitted (blind == 0 is "
-     "taken for 'first attempt'), although the command is running"},
-};
+constexpr std::array<KnownDefect, 0> kKnownDefects{};
 
 const char* known_defect(const std::string& cell) {
   for (const auto& d : kKnownDefects) {
