@@ -47,8 +47,68 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+// The children of this multithreaded process (the holder, the relay and the
+// namespace probe) run from fork-style clone(2) to execve(2) or exit on
+// code that is async-signal-safe in the strictest sense: only raw system
+// calls through syscall(2), only memory prepared before the clone, no
+// allocation, no lock, no std::string or container member. Another thread
+// may have held any lock (the C library's, the allocator's, or a
+// sanitizer runtime's) at the moment of the clone, and its owner does not
+// exist in the child. The C library's wrappers (fork, clone, open, write,
+// _exit, signal, ...) are avoided because sanitizers intercept them; a
+// ThreadSanitizer build left a holder waiting on a futex forever. For the
+// same reason these functions are not instrumented (LIZARD_CHILD_CODE),
+// and they call nothing but each other: an inline library function that
+// is not inlined would be.
+#if defined(__clang__) || defined(__GNUC__)
+#define LIZARD_CHILD_CODE __attribute__((no_sanitize("thread", "address", "undefined"), noinline))
+#else
+#define LIZARD_CHILD_CODE
+#endif
+
+// fork(2) (or, with namespace flags, clone(2)) as a bare system call: the
+// child goes on on a copy of the caller's stack and returns 0.
+LIZARD_CHILD_CODE long raw_clone(unsigned long flags) {
+  return ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+}
+
+[[noreturn]] LIZARD_CHILD_CODE void child_exit(int code) {
+  for (;;) ::syscall(SYS_exit_group, code);
+}
+
+LIZARD_CHILD_CODE int child_open(const char* path, int flags, int mode = 0) {
+  return static_cast<int>(::syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+}
+
+LIZARD_CHILD_CODE void child_close(int fd) { (void)::syscall(SYS_close, fd); }
+
+// dup2(2) that also works when from == to (the descriptor then loses its
+// close-on-exec flag, as it would have by a real duplicate).
+LIZARD_CHILD_CODE int child_dup2(int from, int to) {
+  if (from == to) return ::syscall(SYS_fcntl, from, F_SETFD, 0) == 0 ? to : -1;
+  return static_cast<int>(::syscall(SYS_dup3, from, to, 0));
+}
+
+LIZARD_CHILD_CODE int child_dup_at_least(int fd, int lowest) {
+  return static_cast<int>(::syscall(SYS_fcntl, fd, F_DUPFD, lowest));
+}
+
+LIZARD_CHILD_CODE void child_write(int fd, const void* data, std::size_t size) {
+  (void)::syscall(SYS_write, fd, data, size);
+}
+
+LIZARD_CHILD_CODE long child_mount(const char* source, const char* target, const char* fstype,
+                                   unsigned long flags, const char* data) {
+  return ::syscall(SYS_mount, source, target, fstype, flags, data);
+}
+
+// The kernel's sigset_t for rt_sig* calls: one bit per signal, 64 signals.
+using KernelSigset = std::uint64_t;
+constexpr KernelSigset sigbit(int sig) { return KernelSigset{1} << (sig - 1); }
+
 // Everything the holder does between clone() and its reap loop, computed
-// before clone: the child may only make system calls.
+// before clone. HolderPlan owns the strings; HolderSteps is the flat view
+// of them that the child reads (plain arrays and pointers only).
 struct Mount {
   std::string source;
   std::string target;
@@ -63,80 +123,110 @@ struct HolderPlan {
   std::vector<Mount> mounts;
   std::vector<std::pair<std::string, std::string>> links;       // target, link path
   std::vector<std::pair<std::string, std::string>> late_links;  // made after the mounts
+};
+struct RawMount {
+  const char* source = nullptr;  // null: none
+  const char* target = nullptr;
+  const char* fstype = nullptr;  // null: none
+  unsigned long flags = 0;
+  const char* data = nullptr;  // null: none
+  bool make_file = false;
+  bool remount_ro = false;
+};
+struct RawLink {
+  const char* target = nullptr;
+  const char* link = nullptr;
+};
+struct HolderSteps {
+  const char* root = nullptr;
+  const RawMount* mounts = nullptr;
+  std::size_t mount_count = 0;
+  const RawLink* links = nullptr;
+  std::size_t link_count = 0;
+  const RawLink* late_links = nullptr;
+  std::size_t late_link_count = 0;
   int ready_fd = -1;
 };
 
-[[noreturn]] void holder_fail(int fd, int step) {
+[[noreturn]] LIZARD_CHILD_CODE void holder_fail(int fd, int step) {
   int err = errno;
   unsigned char msg[2] = {static_cast<unsigned char>(step), static_cast<unsigned char>(err)};
-  (void)!::write(fd, msg, sizeof msg);
-  ::_exit(1);
+  child_write(fd, msg, sizeof msg);
+  child_exit(1);
 }
 
-int holder_main(void* arg) {
-  auto* plan = static_cast<HolderPlan*>(arg);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+[[noreturn]] LIZARD_CHILD_CODE void holder_main(const HolderSteps* plan) {
+  (void)::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   // Keep only the ready pipe: the holder lives long and must not hold the
   // mock's sockets or other commands' pipes open.
-  int hi = ::fcntl(plan->ready_fd, F_DUPFD, 1000);
-  if (hi < 0 || ::dup2(hi, 3) < 0) ::_exit(1);
-  int devnull = ::open("/dev/null", O_RDWR);
+  int hi = child_dup_at_least(plan->ready_fd, 1000);
+  if (hi < 0 || child_dup2(hi, 3) < 0) child_exit(1);
+  int devnull = child_open("/dev/null", O_RDWR);
   if (devnull >= 0) {
-    ::dup2(devnull, 0);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
+    child_dup2(devnull, 0);
+    child_dup2(devnull, 1);
+    child_dup2(devnull, 2);
   }
   ::syscall(SYS_close_range, 4u, ~0u, 0u);
   const int fd = 3;
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) holder_fail(fd, 1);
-  if (::mount(plan->root.c_str(), plan->root.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+  if (child_mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) holder_fail(fd, 1);
+  if (child_mount(plan->root, plan->root, nullptr, MS_BIND | MS_REC, nullptr) != 0)
     holder_fail(fd, 2);
-  for (const auto& [target, link] : plan->links) {
-    if (::symlink(target.c_str(), link.c_str()) != 0 && errno != EEXIST) holder_fail(fd, 3);
+  for (std::size_t i = 0; i < plan->link_count; ++i) {
+    const RawLink& l = plan->links[i];
+    if (::syscall(SYS_symlinkat, l.target, AT_FDCWD, l.link) != 0 && errno != EEXIST)
+      holder_fail(fd, 3);
   }
-  for (const auto& m : plan->mounts) {
+  for (std::size_t i = 0; i < plan->mount_count; ++i) {
+    const RawMount& m = plan->mounts[i];
     if (m.make_file) {
-      int f = ::open(m.target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+      int f = child_open(m.target, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
       if (f < 0) holder_fail(fd, 4);
-      ::close(f);
+      child_close(f);
     }
-    if (::mount(m.source.empty() ? nullptr : m.source.c_str(), m.target.c_str(),
-                m.fstype.empty() ? nullptr : m.fstype.c_str(), m.flags,
-                m.data.empty() ? nullptr : m.data.c_str()) != 0)
-      holder_fail(fd, 5);
+    if (child_mount(m.source, m.target, m.fstype, m.flags, m.data) != 0) holder_fail(fd, 5);
     if (m.remount_ro &&
-        ::mount(nullptr, m.target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0)
+        child_mount(nullptr, m.target, nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0)
       holder_fail(fd, 6);
   }
-  for (const auto& [target, link] : plan->late_links) {
-    if (::symlink(target.c_str(), link.c_str()) != 0 && errno != EEXIST) holder_fail(fd, 12);
+  for (std::size_t i = 0; i < plan->late_link_count; ++i) {
+    const RawLink& l = plan->late_links[i];
+    if (::syscall(SYS_symlinkat, l.target, AT_FDCWD, l.link) != 0 && errno != EEXIST)
+      holder_fail(fd, 12);
   }
-  if (::chdir(plan->root.c_str()) != 0) holder_fail(fd, 7);
+  if (::syscall(SYS_chdir, plan->root) != 0) holder_fail(fd, 7);
   if (::syscall(SYS_pivot_root, ".", ".") != 0) holder_fail(fd, 8);
-  if (::umount2(".", MNT_DETACH) != 0) holder_fail(fd, 9);
-  if (::chdir("/") != 0) holder_fail(fd, 10);
+  if (::syscall(SYS_umount2, ".", MNT_DETACH) != 0) holder_fail(fd, 9);
+  if (::syscall(SYS_chdir, "/") != 0) holder_fail(fd, 10);
   // The root itself is read-only: a command can write only to its own trees.
-  if (::mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0)
+  if (child_mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0)
     holder_fail(fd, 11);
   // Signals stay blocked so that SIGCHLD is collected by sigwaitinfo, and
   // the orphans of the sandbox (PID 1 inherits them) never pile up.
-  sigset_t set;
-  ::sigemptyset(&set);
-  ::sigaddset(&set, SIGCHLD);
-  ::sigprocmask(SIG_BLOCK, &set, nullptr);
-  (void)!::write(fd, "K", 1);
-  ::close(fd);
+  constexpr KernelSigset set = sigbit(SIGCHLD);
+  (void)::syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, nullptr, sizeof set);
+  child_write(fd, "K", 1);
+  child_close(fd);
   for (;;) {
-    while (::waitpid(-1, nullptr, WNOHANG | __WALL) > 0) {
+    while (::syscall(SYS_wait4, -1, nullptr, WNOHANG | __WALL, nullptr) > 0) {
     }
     siginfo_t info;
-    ::sigwaitinfo(&set, &info);
+    (void)::syscall(SYS_rt_sigtimedwait, &set, &info, nullptr, sizeof set);
   }
+}
+
+// Clones the holder into new mount and PID namespaces. Returns its PID, or
+// -1 (errno set).
+LIZARD_CHILD_CODE pid_t spawn_holder(const HolderSteps* steps) {
+  long pid = raw_clone(CLONE_NEWNS | CLONE_NEWPID);
+  if (pid == 0) holder_main(steps);
+  return static_cast<pid_t>(pid);
 }
 
 // Relay: joins the sandbox's namespaces, forks the command (which lands in
 // the sandbox's PID namespace), reports its PIDs and exits with the
-// command's exit code (128+N for a signal).
+// command's exit code (128+N for a signal). Plain arrays only, like
+// HolderSteps.
 struct RelayPlan {
   int mnt_fd = -1;
   int pid_fd = -1;
@@ -144,65 +234,92 @@ struct RelayPlan {
   int err_w = -1;
   int info_w = -1;
   const char* workdir = nullptr;
-  std::vector<const char*> candidates;  // full paths to try, in order
-  std::vector<char*> argv;
-  std::vector<char*> envp;
+  const char* const* candidates = nullptr;  // full paths to try, in order
+  std::size_t candidate_count = 0;
+  char* const* argv = nullptr;  // null-terminated
+  char* const* envp = nullptr;  // null-terminated
 };
 
-[[noreturn]] void relay_main(const RelayPlan& p) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  int devnull = ::open("/dev/null", O_RDONLY);
-  if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(p.out_w, 1) < 0 || ::dup2(p.err_w, 2) < 0)
-    ::_exit(125);
-  int top = std::max({p.mnt_fd, p.pid_fd, p.info_w, 3}) + 1;
-  int m = p.mnt_fd >= 0 ? ::fcntl(p.mnt_fd, F_DUPFD, top) : -1;
-  int q = p.pid_fd >= 0 ? ::fcntl(p.pid_fd, F_DUPFD, top) : -1;
-  int i = ::fcntl(p.info_w, F_DUPFD, top);
-  if (i < 0 || ::dup2(i, 3) < 0) ::_exit(125);
-  if (m >= 0 && ::dup2(m, 4) < 0) ::_exit(125);
-  if (q >= 0 && ::dup2(q, 5) < 0) ::_exit(125);
+[[noreturn]] LIZARD_CHILD_CODE void relay_main(const RelayPlan& p) {
+  (void)::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  int devnull = child_open("/dev/null", O_RDONLY);
+  if (devnull < 0 || child_dup2(devnull, 0) < 0 || child_dup2(p.out_w, 1) < 0 ||
+      child_dup2(p.err_w, 2) < 0)
+    child_exit(125);
+  int top = 3;
+  if (p.mnt_fd > top) top = p.mnt_fd;
+  if (p.pid_fd > top) top = p.pid_fd;
+  if (p.info_w > top) top = p.info_w;
+  ++top;
+  int m = p.mnt_fd >= 0 ? child_dup_at_least(p.mnt_fd, top) : -1;
+  int q = p.pid_fd >= 0 ? child_dup_at_least(p.pid_fd, top) : -1;
+  int i = child_dup_at_least(p.info_w, top);
+  if (i < 0 || child_dup2(i, 3) < 0) child_exit(125);
+  if (m >= 0 && child_dup2(m, 4) < 0) child_exit(125);
+  if (q >= 0 && child_dup2(q, 5) < 0) child_exit(125);
   ::syscall(SYS_close_range, 6u, ~0u, 0u);
   if (m >= 0) {
-    if (::setns(4, CLONE_NEWNS) != 0 || ::setns(5, CLONE_NEWPID) != 0) ::_exit(125);
-    ::close(4);
-    ::close(5);
+    if (::syscall(SYS_setns, 4, CLONE_NEWNS) != 0 || ::syscall(SYS_setns, 5, CLONE_NEWPID) != 0)
+      child_exit(125);
+    child_close(4);
+    child_close(5);
   }
-  pid_t child = ::fork();
-  if (child < 0) ::_exit(125);
+  long child = raw_clone(0);
+  if (child < 0) child_exit(125);
   if (child == 0) {
-    ::setsid();
-    std::int32_t rec[2] = {'N', static_cast<std::int32_t>(::getpid())};
-    (void)!::write(3, rec, sizeof rec);
-    ::close(3);
-    if (::chdir(p.workdir) != 0) {
+    (void)::syscall(SYS_setsid);
+    std::int32_t rec[2] = {'N', static_cast<std::int32_t>(::syscall(SYS_getpid))};
+    child_write(3, rec, sizeof rec);
+    child_close(3);
+    if (::syscall(SYS_chdir, p.workdir) != 0) {
       const char msg[] = "lizard-mock: cannot enter the working directory\n";
-      (void)!::write(2, msg, sizeof msg - 1);
-      ::_exit(1);
+      child_write(2, msg, sizeof msg - 1);
+      child_exit(1);
     }
-    ::signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // SIGPIPE back to its default (the mock ignores it, and an ignored
+    // signal stays ignored across execve); all zeros is SIG_DFL, no flags.
+    unsigned char dfl[64] = {};
+    (void)::syscall(SYS_rt_sigaction, SIGPIPE, dfl, nullptr, sizeof(KernelSigset));
+    constexpr KernelSigset none = 0;
+    (void)::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof none);
     bool denied = false;
-    for (const char* path : p.candidates) {
-      ::execve(path, p.argv.data(), p.envp.data());
+    for (std::size_t k = 0; k < p.candidate_count; ++k) {
+      ::syscall(SYS_execve, p.candidates[k], p.argv, p.envp);
       if (errno == EACCES || errno == ENOEXEC || errno == EPERM || errno == EISDIR) denied = true;
     }
-    ::_exit(denied ? 126 : 127);
+    child_exit(denied ? 126 : 127);
   }
   std::int32_t rec[2] = {'H', static_cast<std::int32_t>(child)};
-  (void)!::write(3, rec, sizeof rec);
-  ::close(3);
-  ::close(0);
-  ::close(1);
-  ::close(2);
+  child_write(3, rec, sizeof rec);
+  child_close(3);
+  child_close(0);
+  child_close(1);
+  child_close(2);
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) ::_exit(125);
+  while (::syscall(SYS_wait4, child, &status, 0, nullptr) < 0) {
+    if (errno != EINTR) child_exit(125);
   }
-  if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) ::_exit(128 + WTERMSIG(status));
-  ::_exit(125);
+  if (WIFEXITED(status)) child_exit(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) child_exit(128 + WTERMSIG(status));
+  child_exit(125);
+}
+
+// Forks the relay. Returns its PID, or -1 (errno set).
+LIZARD_CHILD_CODE pid_t spawn_relay(const RelayPlan* plan) {
+  long pid = raw_clone(0);
+  if (pid == 0) relay_main(*plan);
+  return static_cast<pid_t>(pid);
+}
+
+// The namespace probe's child: true when mount(2) works in the new namespaces.
+LIZARD_CHILD_CODE pid_t spawn_namespace_probe() {
+  long pid = raw_clone(CLONE_NEWNS | CLONE_NEWPID);
+  if (pid == 0) {
+    bool ok = child_mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+              child_mount("proc", "/proc", "proc", 0, nullptr) == 0;
+    child_exit(ok ? 0 : 1);
+  }
+  return static_cast<pid_t>(pid);
 }
 
 std::string read_link(const std::string& path) {
@@ -214,16 +331,10 @@ std::string read_link(const std::string& path) {
 }  // namespace
 
 bool namespaces_available(std::string* why_not) {
-  pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID | SIGCHLD, nullptr,
-                                           nullptr, nullptr, nullptr));
+  pid_t pid = spawn_namespace_probe();
   if (pid < 0) {
     if (why_not) *why_not = errno_text("clone(CLONE_NEWNS|CLONE_NEWPID)", errno);
     return false;
-  }
-  if (pid == 0) {
-    int ok = ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
-             ::mount("proc", "/proc", "proc", 0, nullptr) == 0;
-    ::_exit(ok ? 0 : 1);
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -297,13 +408,31 @@ void SandboxRuntime::start_holder() {
   plan.late_links.assign(plan.links.end() - 4, plan.links.end());
   plan.links.resize(plan.links.size() - 4);
 
+  auto none_if_empty = [](const std::string& text) {
+    return text.empty() ? nullptr : text.c_str();
+  };
+  std::vector<RawMount> raw_mounts;
+  for (const auto& m : plan.mounts) {
+    raw_mounts.push_back({none_if_empty(m.source), m.target.c_str(), none_if_empty(m.fstype),
+                          m.flags, none_if_empty(m.data), m.make_file, m.remount_ro});
+  }
+  std::vector<RawLink> raw_links, raw_late_links;
+  for (const auto& [target, link] : plan.links) raw_links.push_back({target.c_str(), link.c_str()});
+  for (const auto& [target, link] : plan.late_links)
+    raw_late_links.push_back({target.c_str(), link.c_str()});
+  HolderSteps steps;
+  steps.root = plan.root.c_str();
+  steps.mounts = raw_mounts.data();
+  steps.mount_count = raw_mounts.size();
+  steps.links = raw_links.data();
+  steps.link_count = raw_links.size();
+  steps.late_links = raw_late_links.data();
+  steps.late_link_count = raw_late_links.size();
+
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error(errno_text("pipe2", errno));
-  plan.ready_fd = pipefd[1];
-  constexpr std::size_t kStack = 256 * 1024;
-  std::vector<char> stack(kStack);
-  pid_t pid =
-      ::clone(holder_main, stack.data() + kStack, CLONE_NEWNS | CLONE_NEWPID | SIGCHLD, &plan);
+  steps.ready_fd = pipefd[1];
+  pid_t pid = spawn_holder(&steps);
   int clone_err = errno;
   ::close(pipefd[1]);
   if (pid < 0) {
@@ -403,8 +532,8 @@ ExecOutcome SandboxRuntime::run(const ExecSpec& spec, std::chrono::milliseconds 
                                 std::int64_t started_at_ms,
                                 const std::vector<std::string>& display_cmd) {
   ExecOutcome out;
-  // Everything the children need is built before fork: after it, a child
-  // of this multithreaded process may only make system calls.
+  // Everything the children need is built before the clone: after it, a
+  // child of this multithreaded process may only make system calls.
   std::string workdir = spec.workdir;
   std::vector<std::string> candidates;
   const std::string& prog = spec.argv.at(0);
@@ -439,13 +568,20 @@ ExecOutcome SandboxRuntime::run(const ExecSpec& spec, std::chrono::milliseconds 
     workdir = map(workdir);
   }
 
+  std::vector<const char*> candidate_ptrs;
+  for (const auto& c : candidates) candidate_ptrs.push_back(c.c_str());
+  std::vector<char*> argv_ptrs;
+  for (const auto& a : spec.argv) argv_ptrs.push_back(const_cast<char*>(a.c_str()));
+  argv_ptrs.push_back(nullptr);
+  std::vector<char*> envp_ptrs;
+  for (const auto& e : spec.env) envp_ptrs.push_back(const_cast<char*>(e.c_str()));
+  envp_ptrs.push_back(nullptr);
   RelayPlan plan;
   plan.workdir = workdir.c_str();
-  for (const auto& c : candidates) plan.candidates.push_back(c.c_str());
-  for (const auto& a : spec.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
-  plan.argv.push_back(nullptr);
-  for (const auto& e : spec.env) plan.envp.push_back(const_cast<char*>(e.c_str()));
-  plan.envp.push_back(nullptr);
+  plan.candidates = candidate_ptrs.data();
+  plan.candidate_count = candidate_ptrs.size();
+  plan.argv = argv_ptrs.data();
+  plan.envp = envp_ptrs.data();
 
   int out_p[2], err_p[2], info_p[2];
   if (::pipe2(out_p, O_CLOEXEC) != 0) return out;
@@ -471,8 +607,7 @@ ExecOutcome SandboxRuntime::run(const ExecSpec& spec, std::chrono::milliseconds 
     }
     plan.mnt_fd = mnt_ns_fd_;
     plan.pid_fd = pid_ns_fd_;
-    relay = ::fork();
-    if (relay == 0) relay_main(plan);
+    relay = spawn_relay(&plan);
   }
   ::close(out_p[1]);
   ::close(err_p[1]);
