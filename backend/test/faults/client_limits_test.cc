@@ -293,5 +293,44 @@ TEST_F(BoundedRetries, ANegativeFileSizeIsRejectedAsMalformed) {
   EXPECT_EQ(backend.stat("/workspace/f").size, 3u);
 }
 
+// D2 (the other branch): a refused re-attach of a started run with a short
+// Retry-After is waited for and re-sent; the run returns its result and the
+// command ran once. (A long one is raised admitted: FaultMatrix.ExecLong429.)
+TEST(BoundedReattach, AShortRetryAfterOnTheReattachOfAStartedRunIsWaitedFor) {
+  mock::MockOptions mo;
+  mo.exec_limit = 400ms;  // cuts the first exec: the next one is a re-attach
+  MockServer server(mo);
+  LizardOptions o;
+  o.api_key = server.api_key();
+  o.project = server.project_id();
+  o.api_url = server.url();
+  o.request_timeout = 2s;
+  LizardSandboxBackend backend(o);
+  ASSERT_EQ(backend.run(Shell{"true"}).exit_code, 0);
+  server.clear_journal();
+  FaultRule pass;
+  pass.method = "POST";
+  pass.path_pattern = "/api/sandboxes/*/exec";
+  pass.action = FaultRule::Action::kDelay;
+  pass.delay = 0ms;
+  pass.times = 1;
+  server.add_fault(pass);
+  FaultRule refuse;
+  refuse.method = "POST";
+  refuse.path_pattern = "/api/sandboxes/*/exec";
+  refuse.status = 429;
+  refuse.body = R"({"error":"Rate limit exceeded","code":"RATE_LIMITED","retryAfterS":1})";
+  refuse.times = 1;
+  server.add_fault(refuse);
+  const auto result = backend.run(Shell{"echo x >> /workspace/runs.log; sleep 1; echo ok"});
+  EXPECT_EQ(result.out, "ok\n");
+  EXPECT_EQ(backend.read_bytes("/workspace/runs.log"), "x\n");
+  std::size_t execs = 0;
+  for (const auto& e : server.requests()) {
+    if (e.method == "POST" && e.path.ends_with("/exec")) ++execs;
+  }
+  EXPECT_GE(execs, 3u) << "start, refused re-attach, re-attach";
+}
+
 }  // namespace
 }  // namespace lizard::faults
