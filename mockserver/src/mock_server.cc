@@ -164,9 +164,9 @@ std::string random_hex(std::mt19937_64& rng, std::size_t n) {
 // does not expose it) and shuts it down, so that the client gets no
 // status line at all.
 void drop_connection_by_ports(int local_port, int remote_port) {
-  DIR* d = ::opendir("/proc/self/fd");
+  internal::DirPtr d(::opendir("/proc/self/fd"));
   if (!d) return;
-  while (dirent* e = ::readdir(d)) {
+  while (dirent* e = ::readdir(d.get())) {
     int fd = std::atoi(e->d_name);
     if (fd <= 2) continue;
     sockaddr_storage local{}, peer{};
@@ -182,7 +182,6 @@ void drop_connection_by_ports(int local_port, int remote_port) {
       ::shutdown(fd, SHUT_RDWR);
     }
   }
-  ::closedir(d);
 }
 
 void drop_connection(const httplib::Request& req) {
@@ -193,9 +192,9 @@ void drop_connection(const httplib::Request& req) {
 // overflows the accept queue and some clients see resets. listen(2) again
 // on the bound socket raises the backlog; the socket is found by its port.
 void raise_listen_backlog(int port) {
-  DIR* d = ::opendir("/proc/self/fd");
+  internal::DirPtr d(::opendir("/proc/self/fd"));
   if (!d) return;
-  while (dirent* e = ::readdir(d)) {
+  while (dirent* e = ::readdir(d.get())) {
     int fd = std::atoi(e->d_name);
     if (fd <= 2) continue;
     int listening = 0;
@@ -210,7 +209,6 @@ void raise_listen_backlog(int port) {
       p = ntohs(reinterpret_cast<const sockaddr_in6&>(local).sin6_port);
     if (p == port) ::listen(fd, 1024);
   }
-  ::closedir(d);
 }
 
 struct Workspace {

@@ -176,31 +176,26 @@ FileInfo info_from(const struct stat& st, std::string name, std::string path) {
 }
 
 void clear_dir(int dirfd) {
-  DIR* d = ::fdopendir(dirfd);
+  DirPtr d(::fdopendir(dirfd));
   if (!d) {
     int err = errno;
     ::close(dirfd);
     fail(err, "Cannot read directory");
   }
   std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) {
+  while (dirent* e = ::readdir(d.get())) {
     std::string n = e->d_name;
     if (n != "." && n != "..") names.push_back(n);
   }
-  try {
-    for (const auto& n : names) {
-      if (::unlinkat(::dirfd(d), n.c_str(), 0) == 0) continue;
-      if (errno != EISDIR && errno != EPERM) fail(errno, "Cannot remove " + n);
-      int sub = ::openat(::dirfd(d), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub < 0) fail(errno, "Cannot open " + n);
-      clear_dir(sub);
-      if (::unlinkat(::dirfd(d), n.c_str(), AT_REMOVEDIR) != 0) fail(errno, "Cannot remove " + n);
-    }
-  } catch (...) {
-    ::closedir(d);
-    throw;
+  const int fd = ::dirfd(d.get());
+  for (const auto& n : names) {
+    if (::unlinkat(fd, n.c_str(), 0) == 0) continue;
+    if (errno != EISDIR && errno != EPERM) fail(errno, "Cannot remove " + n);
+    int sub = ::openat(fd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) fail(errno, "Cannot open " + n);
+    clear_dir(sub);
+    if (::unlinkat(fd, n.c_str(), AT_REMOVEDIR) != 0) fail(errno, "Cannot remove " + n);
   }
-  ::closedir(d);
 }
 
 }  // namespace
@@ -271,23 +266,23 @@ std::vector<FileInfo> list_dir(int root_fd, const std::string& path) {
   std::string p = checked(path);
   int raw = open_in_root(root_fd, p, O_RDONLY | O_DIRECTORY);
   if (raw < 0) fail(errno, "Cannot list " + p);
-  DIR* d = ::fdopendir(raw);
+  DirPtr d(::fdopendir(raw));
   if (!d) {
     int err = errno;
     ::close(raw);
     fail(err, "Cannot list " + p);
   }
   std::vector<FileInfo> out;
-  while (dirent* e = ::readdir(d)) {
+  while (dirent* e = ::readdir(d.get())) {
     std::string n = e->d_name;
     if (n == "." || n == "..") continue;
     struct stat st {};
-    if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (::fstatat(::dirfd(d.get()), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     FileInfo fi = info_from(st, n, (p == "/" ? "" : p) + "/" + n);
-    if (fi.is_link) fi.symlink_target = read_link_at(::dirfd(d), n.c_str());
+    if (fi.is_link) fi.symlink_target = read_link_at(::dirfd(d.get()), n.c_str());
     out.push_back(std::move(fi));
   }
-  ::closedir(d);
+  d.reset();
   std::sort(out.begin(), out.end(),
             [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
   return out;

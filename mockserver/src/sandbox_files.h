@@ -9,14 +9,23 @@
 // no shared state.
 #pragma once
 
+#include <dirent.h>
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace lizard::mock::internal {
+
+// Owns a DIR* (closedir on destruction), so that an exception between
+// opendir and the end of a scan never leaks the handle and its descriptor.
+struct DirCloser {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+using DirPtr = std::unique_ptr<DIR, DirCloser>;
 
 struct FileInfo {
   std::string name;

@@ -21,6 +21,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "sandbox_files.h"
+
 namespace lizard::mock::internal {
 namespace {
 
@@ -759,29 +761,29 @@ void remove_tree(const std::string& path) {
     return;
   }
   std::function<void(int, dev_t)> clear = [&](int dirfd, dev_t dev) {
-    DIR* d = ::fdopendir(dirfd);
+    DirPtr d(::fdopendir(dirfd));
     if (!d) {
       ::close(dirfd);
       return;
     }
     std::vector<std::string> names;
-    while (dirent* e = ::readdir(d)) {
+    while (dirent* e = ::readdir(d.get())) {
       std::string n = e->d_name;
       if (n != "." && n != "..") names.push_back(n);
     }
     for (const auto& n : names) {
       struct stat st {};
-      if (::fstatat(::dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (::fstatat(::dirfd(d.get()), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       if (S_ISDIR(st.st_mode)) {
         if (st.st_dev != dev) continue;  // a mount point: never descend
-        int sub = ::openat(::dirfd(d), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int sub =
+            ::openat(::dirfd(d.get()), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub >= 0) clear(sub, dev);
-        ::unlinkat(::dirfd(d), n.c_str(), AT_REMOVEDIR);
+        ::unlinkat(::dirfd(d.get()), n.c_str(), AT_REMOVEDIR);
       } else {
-        ::unlinkat(::dirfd(d), n.c_str(), 0);
+        ::unlinkat(::dirfd(d.get()), n.c_str(), 0);
       }
     }
-    ::closedir(d);
   };
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return;

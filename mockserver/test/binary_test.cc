@@ -4,9 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdio>
-#include <filesystem>
 #include <random>
 
 #include "mock_test_util.h"
@@ -45,22 +43,6 @@ std::string line_of(FILE* f) {
   return s;
 }
 
-int count_processes_with(const std::string& needle) {
-  int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::string name = e.path().filename();
-    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::FILE* f = std::fopen((e.path() / "cmdline").c_str(), "r");
-    if (!f) continue;
-    std::string cmd;
-    int c;
-    while ((c = std::fgetc(f)) != EOF) cmd += c == 0 ? ' ' : static_cast<char>(c);
-    std::fclose(f);
-    if (cmd.find(needle) != std::string::npos) ++n;
-  }
-  return n;
-}
-
 TEST(MockBinary, PrintsListeningLineServesAndStopsCleanly) {
   Child child = spawn({LIZARD_MOCK_BINARY, "--exec-limit-ms", "5000"});
   ASSERT_GT(child.pid, 0);
@@ -87,7 +69,7 @@ TEST(MockBinary, PrintsListeningLineServesAndStopsCleanly) {
                         "application/json");
   ASSERT_TRUE(started);
   EXPECT_EQ(str_field(parse(started->body), "stdout"), "ok\n");
-  ASSERT_TRUE(eventually([&] { return count_processes_with("sleep " + marker) == 1; }));
+  ASSERT_TRUE(eventually([&] { return host_processes_with("sleep " + marker) == 1; }));
 
   ASSERT_EQ(::kill(child.pid, SIGTERM), 0);
   int status = 0;
@@ -95,7 +77,7 @@ TEST(MockBinary, PrintsListeningLineServesAndStopsCleanly) {
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   std::fclose(child.out);
-  EXPECT_TRUE(eventually([&] { return count_processes_with("sleep " + marker) == 0; }));
+  EXPECT_TRUE(eventually([&] { return host_processes_with("sleep " + marker) == 0; }));
 }
 
 TEST(MockBinary, RejectsUnknownOptions) {

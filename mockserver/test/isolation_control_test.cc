@@ -1,32 +1,12 @@
 // Sandbox isolation, and the /_mock control plane (journal, faults, reset).
-#include <dirent.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <random>
 
 #include "mock_test_util.h"
 
 namespace lizard::mock::test {
 namespace {
-
-// Host processes whose command line contains `needle`.
-int host_processes_with(const std::string& needle) {
-  int n = 0;
-  DIR* d = ::opendir("/proc");
-  if (!d) return -1;
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    for (char& c : cmd) {
-      if (c == '\0') c = ' ';
-    }
-    if (cmd.find(needle) != std::string::npos) ++n;
-  }
-  ::closedir(d);
-  return n;
-}
 
 class IsolationTest : public MockFixture {
  protected:

@@ -2,12 +2,17 @@
 // client and JSON access.
 #pragma once
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -62,6 +67,47 @@ inline bool eventually(const std::function<bool()>& cond,
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return cond();
+}
+
+// Host processes whose command line (NULs read as spaces) contains
+// `needle`; -1 when /proc cannot be listed. A process that exits during
+// the scan (its cmdline cannot be opened, or reading it fails with ESRCH)
+// is simply not counted. Never throws but std::bad_alloc; thread-safe.
+inline int host_processes_with(const std::string& needle) {
+  struct DirCloser {
+    void operator()(DIR* d) const { ::closedir(d); }
+  };
+  struct ScopedFd {
+    int fd;
+    ~ScopedFd() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  std::unique_ptr<DIR, DirCloser> proc(::opendir("/proc"));
+  if (!proc) return -1;
+  int n = 0;
+  while (const dirent* e = ::readdir(proc.get())) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const std::string path = std::string(e->d_name) + "/cmdline";
+    ScopedFd file{::openat(::dirfd(proc.get()), path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (file.fd < 0) continue;
+    std::string cmd;
+    bool complete = false;
+    char buf[4096];
+    for (;;) {
+      const ssize_t got = ::read(file.fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        complete = got == 0;
+        break;
+      }
+      cmd.append(buf, static_cast<std::size_t>(got));
+    }
+    if (!complete) continue;
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(needle) != std::string::npos) ++n;
+  }
+  return n;
 }
 
 struct ExecResult {
