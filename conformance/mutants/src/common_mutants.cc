@@ -193,12 +193,12 @@ std::string mangle_high_bytes(std::string text) {
 }
 
 // On a timeout, stops waiting but leaves the command running.
-class AbandonsOnTimeout : public SharedForwarding {
+class AbandonsOnTimeout : public ForwardingBackend {
  public:
   explicit AbandonsOnTimeout(std::unique_ptr<WorkspaceBackend> inner)
-      : SharedForwarding(std::shared_ptr<WorkspaceBackend>(std::move(inner))) {}
+      : ForwardingBackend(std::shared_ptr<WorkspaceBackend>(std::move(inner))) {}
   CommandResult run(const Command& c, const RunOptions& o) override {
-    if (!o.timeout) return SharedForwarding::run(c, o);
+    if (!o.timeout) return ForwardingBackend::run(c, o);
     workspace::validate_run(c, o);
     RunOptions untimed = o;
     // A backstop so the abandoned command cannot outlive the run for long.

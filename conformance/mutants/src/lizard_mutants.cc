@@ -31,10 +31,10 @@ api::Client client_for(const Endpoint& endpoint) {
 
 // Creates the sandbox on first use without a lock: every caller that finds
 // none yet makes its own backend (and sandbox); the last one wins.
-class RacyFirstUse : public SharedForwarding {
+class RacyFirstUse : public ForwardingBackend {
  public:
   RacyFirstUse(std::unique_ptr<WorkspaceBackend> placeholder, Origin origin)
-      : SharedForwarding(std::shared_ptr<WorkspaceBackend>(std::move(placeholder))),
+      : ForwardingBackend(std::shared_ptr<WorkspaceBackend>(std::move(placeholder))),
         origin_(std::move(origin)) {}
   // Neither may create the sandbox (they never block on I/O).
   std::optional<WorkspaceRef> ref() const override {

@@ -12,61 +12,6 @@ namespace lizard::conformance::mutants {
 using workspace::CommandResult;
 using workspace::FileEntry;
 
-SharedForwarding::SharedForwarding(std::shared_ptr<WorkspaceBackend> inner)
-    : inner_(std::move(inner)) {
-  if (!inner_) throw std::invalid_argument("SharedForwarding needs a backend");
-}
-
-namespace {
-
-template <typename T>
-T& require(T* capability, const char* name) {
-  if (capability == nullptr) {
-    throw std::logic_error(std::string("the wrapped backend does not offer ") + name);
-  }
-  return *capability;
-}
-
-}  // namespace
-
-CommandResult SharedForwarding::run(const workspace::Command& command,
-                                    const workspace::RunOptions& options) {
-  auto b = current();
-  return require(b->commands(), "commands").run(command, options);
-}
-std::string SharedForwarding::read_bytes(const std::string& path) {
-  auto b = current();
-  return require(b->filesystem(), "a filesystem").read_bytes(path);
-}
-void SharedForwarding::write_bytes(const std::string& path, const std::string& data) {
-  auto b = current();
-  require(b->filesystem(), "a filesystem").write_bytes(path, data);
-}
-FileEntry SharedForwarding::stat(const std::string& path) {
-  auto b = current();
-  return require(b->filesystem(), "a filesystem").stat(path);
-}
-std::vector<FileEntry> SharedForwarding::list_dir(const std::string& path) {
-  auto b = current();
-  return require(b->filesystem(), "a filesystem").list_dir(path);
-}
-void SharedForwarding::make_dir(const std::string& path) {
-  auto b = current();
-  require(b->filesystem(), "a filesystem").make_dir(path);
-}
-void SharedForwarding::remove(const std::string& path) {
-  auto b = current();
-  require(b->filesystem(), "a filesystem").remove(path);
-}
-bool SharedForwarding::exists(const std::string& path) {
-  auto b = current();
-  return require(b->filesystem(), "a filesystem").exists(path);
-}
-std::string SharedForwarding::realpath(const std::string& path) {
-  auto b = current();
-  return require(b->realpath_support(), "realpath").realpath(path);
-}
-
 namespace {
 
 // ---------------------------------------------------------------------------

@@ -61,48 +61,6 @@ std::shared_ptr<BackendFactory> lizard_base();
 // The endpoint of a lizard_base() session; empty for other sessions.
 std::optional<Endpoint> endpoint_of(BackendSession& session);
 
-// A forwarding backend over a shared inner backend, for mutants whose work
-// outlives a call (an abandoned command) or that swap the backend they
-// forward to (current()).
-class SharedForwarding : public WorkspaceBackend,
-                         public workspace::SupportsCommands,
-                         public workspace::SupportsFilesystem,
-                         public workspace::SupportsRealpath {
- public:
-  explicit SharedForwarding(std::shared_ptr<WorkspaceBackend> inner);
-
-  Capabilities capabilities() const override { return inner_->capabilities(); }
-  workspace::SupportsCommands* commands() override { return inner_->commands() ? this : nullptr; }
-  workspace::SupportsFilesystem* filesystem() override {
-    return inner_->filesystem() ? this : nullptr;
-  }
-  workspace::SupportsRealpath* realpath_support() override {
-    return inner_->realpath_support() ? this : nullptr;
-  }
-  std::optional<WorkspaceRef> ref() const override { return current()->ref(); }
-  std::string working_dir() const override { return current()->working_dir(); }
-  void destroy() override { current()->destroy(); }
-
-  workspace::CommandResult run(const workspace::Command& command,
-                               const workspace::RunOptions& options = {}) override;
-  std::string read_bytes(const std::string& path) override;
-  void write_bytes(const std::string& path, const std::string& data) override;
-  workspace::FileEntry stat(const std::string& path) override;
-  std::vector<workspace::FileEntry> list_dir(const std::string& path) override;
-  void make_dir(const std::string& path) override;
-  void remove(const std::string& path) override;
-  bool exists(const std::string& path) override;
-  std::string realpath(const std::string& path) override;
-
- protected:
-  // The backend calls go to; the constructor's by default.
-  virtual std::shared_ptr<WorkspaceBackend> current() const { return inner_; }
-  const std::shared_ptr<WorkspaceBackend>& original() const { return inner_; }
-
- private:
-  std::shared_ptr<WorkspaceBackend> inner_;
-};
-
 using workspace::Command;
 using workspace::CommandResult;
 using workspace::FileEntry;
@@ -122,31 +80,31 @@ class DestroysOnDrop : public ForwardingBackend {
 
 // Retries an operation once after WorkspaceUnavailableError when recover()
 // says it repaired something (used by lizard too).
-class RecoversFromUnavailable : public SharedForwarding {
+class RecoversFromUnavailable : public ForwardingBackend {
  public:
   explicit RecoversFromUnavailable(std::shared_ptr<WorkspaceBackend> inner)
-      : SharedForwarding(std::move(inner)) {}
+      : ForwardingBackend(std::move(inner)) {}
 
   CommandResult run(const Command& c, const RunOptions& o) override {
-    return guard([&] { return SharedForwarding::run(c, o); });
+    return guard([&] { return ForwardingBackend::run(c, o); });
   }
   std::string read_bytes(const std::string& p) override {
-    return guard([&] { return SharedForwarding::read_bytes(p); });
+    return guard([&] { return ForwardingBackend::read_bytes(p); });
   }
   void write_bytes(const std::string& p, const std::string& d) override {
     guard([&] {
-      SharedForwarding::write_bytes(p, d);
+      ForwardingBackend::write_bytes(p, d);
       return 0;
     });
   }
   FileEntry stat(const std::string& p) override {
-    return guard([&] { return SharedForwarding::stat(p); });
+    return guard([&] { return ForwardingBackend::stat(p); });
   }
   std::vector<FileEntry> list_dir(const std::string& p) override {
-    return guard([&] { return SharedForwarding::list_dir(p); });
+    return guard([&] { return ForwardingBackend::list_dir(p); });
   }
   bool exists(const std::string& p) override {
-    return guard([&] { return SharedForwarding::exists(p); });
+    return guard([&] { return ForwardingBackend::exists(p); });
   }
 
  protected:

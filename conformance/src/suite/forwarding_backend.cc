@@ -13,7 +13,7 @@ void BackendSession::destroy_environment(const WorkspaceRef& ref) {
   if (backend) backend->destroy();
 }
 
-ForwardingBackend::ForwardingBackend(std::unique_ptr<WorkspaceBackend> inner)
+ForwardingBackend::ForwardingBackend(std::shared_ptr<WorkspaceBackend> inner)
     : inner_(std::move(inner)) {
   if (!inner_) throw std::invalid_argument("ForwardingBackend needs a backend");
 }
@@ -42,31 +42,31 @@ T& require(T* capability, const char* name) {
 
 CommandResult ForwardingBackend::run(const workspace::Command& command,
                                      const workspace::RunOptions& options) {
-  return require(inner_->commands(), "commands").run(command, options);
+  return require(current()->commands(), "commands").run(command, options);
 }
 std::string ForwardingBackend::read_bytes(const std::string& path) {
-  return require(inner_->filesystem(), "a filesystem").read_bytes(path);
+  return require(current()->filesystem(), "a filesystem").read_bytes(path);
 }
 void ForwardingBackend::write_bytes(const std::string& path, const std::string& data) {
-  require(inner_->filesystem(), "a filesystem").write_bytes(path, data);
+  require(current()->filesystem(), "a filesystem").write_bytes(path, data);
 }
 FileEntry ForwardingBackend::stat(const std::string& path) {
-  return require(inner_->filesystem(), "a filesystem").stat(path);
+  return require(current()->filesystem(), "a filesystem").stat(path);
 }
 std::vector<FileEntry> ForwardingBackend::list_dir(const std::string& path) {
-  return require(inner_->filesystem(), "a filesystem").list_dir(path);
+  return require(current()->filesystem(), "a filesystem").list_dir(path);
 }
 void ForwardingBackend::make_dir(const std::string& path) {
-  require(inner_->filesystem(), "a filesystem").make_dir(path);
+  require(current()->filesystem(), "a filesystem").make_dir(path);
 }
 void ForwardingBackend::remove(const std::string& path) {
-  require(inner_->filesystem(), "a filesystem").remove(path);
+  require(current()->filesystem(), "a filesystem").remove(path);
 }
 bool ForwardingBackend::exists(const std::string& path) {
-  return require(inner_->filesystem(), "a filesystem").exists(path);
+  return require(current()->filesystem(), "a filesystem").exists(path);
 }
 std::string ForwardingBackend::realpath(const std::string& path) {
-  return require(inner_->realpath_support(), "realpath").realpath(path);
+  return require(current()->realpath_support(), "realpath").realpath(path);
 }
 
 namespace {

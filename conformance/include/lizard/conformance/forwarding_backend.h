@@ -26,15 +26,18 @@
 
 namespace lizard::conformance {
 
-// Forwards every call to the wrapped backend. Offers a capability exactly
-// when the wrapped backend does.
+// Forwards every call to the wrapped backend (to current(), which is the
+// wrapped backend unless a subclass swaps it). Offers a capability exactly
+// when the wrapped backend does. The wrapped backend is held shared, so a
+// decorator whose work outlives a call (an abandoned command) can keep it.
 class ForwardingBackend : public WorkspaceBackend,
                           public workspace::SupportsCommands,
                           public workspace::SupportsFilesystem,
                           public workspace::SupportsRealpath {
  public:
-  // Precondition: inner != nullptr.
-  explicit ForwardingBackend(std::unique_ptr<WorkspaceBackend> inner);
+  // Precondition: inner != nullptr (std::invalid_argument otherwise). A
+  // std::unique_ptr converts.
+  explicit ForwardingBackend(std::shared_ptr<WorkspaceBackend> inner);
 
   WorkspaceBackend& inner() { return *inner_; }
 
@@ -42,9 +45,9 @@ class ForwardingBackend : public WorkspaceBackend,
   workspace::SupportsCommands* commands() override;
   workspace::SupportsFilesystem* filesystem() override;
   workspace::SupportsRealpath* realpath_support() override;
-  std::optional<WorkspaceRef> ref() const override { return inner_->ref(); }
-  std::string working_dir() const override { return inner_->working_dir(); }
-  void destroy() override { inner_->destroy(); }
+  std::optional<WorkspaceRef> ref() const override { return current()->ref(); }
+  std::string working_dir() const override { return current()->working_dir(); }
+  void destroy() override { current()->destroy(); }
 
   workspace::CommandResult run(const workspace::Command& command,
                                const workspace::RunOptions& options = {}) override;
@@ -57,8 +60,13 @@ class ForwardingBackend : public WorkspaceBackend,
   bool exists(const std::string& path) override;
   std::string realpath(const std::string& path) override;
 
+ protected:
+  // The backend calls go to: the wrapped one unless a subclass says otherwise.
+  virtual std::shared_ptr<WorkspaceBackend> current() const { return inner_; }
+  const std::shared_ptr<WorkspaceBackend>& original() const { return inner_; }
+
  private:
-  std::unique_ptr<WorkspaceBackend> inner_;
+  std::shared_ptr<WorkspaceBackend> inner_;
 };
 
 using BackendDecorator =
