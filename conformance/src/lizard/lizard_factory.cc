@@ -91,7 +91,33 @@ mock::MockOptions mock_options(const RuleInfo& rule, const LizardMockFactoryOpti
   return options;
 }
 
-class MockSession : public BackendSession, public LizardMockSessionAccess {
+// What every Lizard session shares: backends built from one set of options.
+class LizardSession : public BackendSession {
+ public:
+  std::unique_ptr<WorkspaceBackend> make() override {
+    return std::make_unique<LizardSandboxBackend>(options_);
+  }
+  std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& ref) override {
+    LizardOptions options = options_;
+    options.ref = ref;
+    return std::make_unique<LizardSandboxBackend>(options);
+  }
+  bool can_attach() const override { return true; }
+  Capabilities capabilities() const override {
+    return {Capability::kCommands, Capability::kFilesystem, Capability::kRealpath};
+  }
+  Deviations deviations() const override {
+    Deviations d;
+    d.commands_run_as_root = true;
+    return d;
+  }
+  std::vector<std::string> secrets() const override { return {options_.api_key}; }
+
+ protected:
+  LizardOptions options_;
+};
+
+class MockSession : public LizardSession, public LizardMockSessionAccess {
  public:
   MockSession(const RuleInfo& rule, const LizardMockFactoryOptions& factory)
       : server_(mock_options(rule, factory)),
@@ -104,34 +130,15 @@ class MockSession : public BackendSession, public LizardMockSessionAccess {
     MockPlatform* platform = platform_.get();
     options_.log = [platform](std::string_view line) { platform->log(line); };
   }
-  std::unique_ptr<WorkspaceBackend> make() override {
-    return std::make_unique<LizardSandboxBackend>(options_);
-  }
-  std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& ref) override {
-    LizardOptions options = options_;
-    options.ref = ref;
-    return std::make_unique<LizardSandboxBackend>(options);
-  }
-  bool can_attach() const override { return true; }
   void destroy_environment(const WorkspaceRef& ref) override {
     LizardSandbox(options_).destroy(ref);
   }
-  Capabilities capabilities() const override {
-    return {Capability::kCommands, Capability::kFilesystem, Capability::kRealpath};
-  }
-  Deviations deviations() const override {
-    Deviations d;
-    d.commands_run_as_root = true;
-    return d;
-  }
-  std::vector<std::string> secrets() const override { return {server_.api_key()}; }
   PlatformControl* platform() override { return platform_.get(); }
   const LizardOptions& lizard_options() const override { return options_; }
 
  private:
   mock::MockServer server_;
   std::chrono::milliseconds exec_limit_;
-  LizardOptions options_;
   std::unique_ptr<MockPlatform> platform_;
 };
 
@@ -157,21 +164,12 @@ struct LiveLedger {
   double sandbox_seconds = 0;
 };
 
-class LiveSession : public BackendSession {
+class LiveSession : public LizardSession {
  public:
   LiveSession(LizardOptions options, std::shared_ptr<LiveLedger> ledger)
-      : options_(std::move(options)),
-        ledger_(std::move(ledger)),
-        opened_(std::chrono::steady_clock::now()) {}
-  std::unique_ptr<WorkspaceBackend> make() override {
-    return std::make_unique<LizardSandboxBackend>(options_);
+      : ledger_(std::move(ledger)), opened_(std::chrono::steady_clock::now()) {
+    options_ = std::move(options);
   }
-  std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& ref) override {
-    LizardOptions options = options_;
-    options.ref = ref;
-    return std::make_unique<LizardSandboxBackend>(options);
-  }
-  bool can_attach() const override { return true; }
   void destroy_environment(const WorkspaceRef& ref) override {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_).count();
@@ -190,18 +188,8 @@ class LiveSession : public BackendSession {
       ledger_->left_behind.push_back(ref.to_string());
     }
   }
-  Capabilities capabilities() const override {
-    return {Capability::kCommands, Capability::kFilesystem, Capability::kRealpath};
-  }
-  Deviations deviations() const override {
-    Deviations d;
-    d.commands_run_as_root = true;
-    return d;
-  }
-  std::vector<std::string> secrets() const override { return {options_.api_key}; }
 
  private:
-  LizardOptions options_;
   std::shared_ptr<LiveLedger> ledger_;
   std::chrono::steady_clock::time_point opened_;
 };
