@@ -1,0 +1,35 @@
+// Typed access to a JSON request body. Every accessor answers 400 (by
+// throwing ApiError) when the field has the wrong type; a missing or null
+// field is std::nullopt. Thread-compatible.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lizard::mock::internal {
+
+class RequestBody {
+ public:
+  // Parses `text` (400 BAD_REQUEST when it is not a JSON object; invalid
+  // UTF-8 is malformed). `allow_empty`: an empty body is an empty object.
+  explicit RequestBody(const std::string& text, bool allow_empty = false);
+
+  const rapidjson::Value* get(const char* name) const;
+  std::optional<std::string> str(const char* name) const;
+  std::optional<std::int64_t> integer(const char* name) const;
+  std::optional<bool> boolean(const char* name) const;
+  // An object of strings; names must be non-empty without '=' or NUL, values
+  // without NUL.
+  std::vector<std::pair<std::string, std::string>> env_map(const char* name) const;
+  std::vector<std::string> string_list(const char* name) const;
+
+ private:
+  rapidjson::Document doc_;
+};
+
+}  // namespace lizard::mock::internal

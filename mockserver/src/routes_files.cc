@@ -1,0 +1,152 @@
+// /api/sandboxes/{id}/files: write, read, list, stat, remove, move, watch.
+// Every path resolves as the sandbox sees it (sandbox_files.h).
+#include <unistd.h>
+
+#include <httplib.h>
+
+#include "api_error.h"
+#include "json.h"
+#include "representations.h"
+#include "request_body.h"
+#include "routes.h"
+#include "sandbox_files.h"
+#include "sandbox_runtime.h"
+#include "state.h"
+#include "wire_values.h"
+
+namespace lizard::mock::internal {
+namespace {
+
+// The sandbox's root (as its processes see it), opened before anything
+// else so that an unknown or paused sandbox is answered first. run()
+// turns a file error into the API's path error (or 404 when the sandbox went
+// away meanwhile).
+class SandboxRoot {
+ public:
+  SandboxRoot(MockState& state, const Call& c) : state_(state), id_(c.param(0)) {
+    auto sb = state.find_sandbox(c.key, id_);
+    fd_ = state.running_runtime(*sb)->dup_root_fd();
+    if (fd_ < 0) not_found_sandbox();
+  }
+  ~SandboxRoot() { ::close(fd_); }
+  SandboxRoot(const SandboxRoot&) = delete;
+  SandboxRoot& operator=(const SandboxRoot&) = delete;
+
+  template <class F>
+  void run(F&& fn) {
+    try {
+      fn(fd_);
+    } catch (const std::system_error& e) {
+      if (!state_.alive(id_)) not_found_sandbox();
+      path_error(e);
+    }
+  }
+
+ private:
+  MockState& state_;
+  std::string id_;
+  int fd_ = -1;
+};
+
+const std::string& query_path(const Call& c) {
+  const std::string* p = c.query("path");
+  if (!p) api_error(400, "The 'path' parameter is required", "EINVAL");
+  return *p;
+}
+
+void write(MockState& state, Call& c) {
+  SandboxRoot root(state, c);
+  RequestBody b(c.body);
+  auto path = b.str("path");
+  if (!path) api_error(400, "'path' is required", "EINVAL");
+  auto content = b.str("content");
+  if (!content) api_error(400, "'content' is required", "EINVAL");
+  std::string user = b.str("user").value_or("root");
+  if (user != "root") api_error(400, "Unknown user: the mock writes files as root", "EINVAL");
+  std::string enc = b.str("encoding").value_or("utf8");
+  std::string bytes;
+  if (enc == "base64") {
+    if (!decode_base64(*content, bytes)) api_error(400, "'content' is not valid base64", "EINVAL");
+  } else if (enc == "utf8" || enc == "utf-8" || enc == "text") {
+    bytes = std::move(*content);
+  } else {
+    api_error(400, "Unknown encoding: " + enc, "EINVAL");
+  }
+  root.run([&](int fd) { write_file(fd, *path, bytes); });
+  c.reply(200, "{}");
+}
+
+void read(MockState& state, Call& c) {
+  SandboxRoot root(state, c);
+  root.run([&](int fd) {
+    std::string data = read_file(fd, query_path(c));
+    c.res.status = 200;
+    c.res.set_content(std::move(data), "application/octet-stream");
+  });
+}
+
+void remove(MockState& state, Call& c) {
+  SandboxRoot root(state, c);
+  std::string path;
+  if (const std::string* p = c.query("path")) {
+    path = *p;
+  } else {
+    RequestBody b(c.body);
+    auto p2 = b.str("path");
+    if (!p2) api_error(400, "'path' is required", "EINVAL");
+    path = *p2;
+  }
+  root.run([&](int fd) { remove_path(fd, path); });
+  c.reply(200, "{}");
+}
+
+void list(MockState& state, Call& c) {
+  SandboxRoot root(state, c);
+  root.run([&](int fd) {
+    auto entries = list_dir(fd, query_path(c));
+    JsonOut j;
+    j.begin_array();
+    for (const auto& e : entries) write_file_info(j, e);
+    j.end_array();
+    c.reply(200, j.text());
+  });
+}
+
+void stat(MockState& state, Call& c) {
+  SandboxRoot root(state, c);
+  root.run([&](int fd) {
+    JsonOut j;
+    write_file_info(j, stat_path(fd, query_path(c)));
+    c.reply(200, j.text());
+  });
+}
+
+void move(MockState& state, Call& c) {
+  SandboxRoot root(state, c);
+  RequestBody b(c.body);
+  auto from = b.str("from");
+  auto to = b.str("to");
+  if (!from || !to) api_error(400, "'from' and 'to' are required", "EINVAL");
+  root.run([&](int fd) { move_path(fd, *from, *to); });
+  c.reply(200, "{}");
+}
+
+void watch(MockState& state, Call& c) {
+  state.find_sandbox(c.key, c.param(0));
+  c.reply(501, R"({"error":"Not implemented"})");
+}
+
+}  // namespace
+
+void add_file_routes(Router& router, MockState& state) {
+  const auto bind = [&state](void (*fn)(MockState&, Call&)) { return with_state(state, fn); };
+  router.add("*", "/api/sandboxes/{id}/files/watch/**", bind(watch));
+  router.add("POST", "/api/sandboxes/{id}/files", bind(write));
+  router.add("GET", "/api/sandboxes/{id}/files", bind(read));
+  router.add("DELETE", "/api/sandboxes/{id}/files", bind(remove));
+  router.add("GET", "/api/sandboxes/{id}/files/list", bind(list));
+  router.add("GET", "/api/sandboxes/{id}/files/stat", bind(stat));
+  router.add("POST", "/api/sandboxes/{id}/files/move", bind(move));
+}
+
+}  // namespace lizard::mock::internal
