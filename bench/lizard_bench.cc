@@ -54,7 +54,9 @@ struct MockProcess {
   std::string url_;
   std::string key_;
   std::string project_;
+  std::string control_key_;
   const std::string& url() const { return url_; }
+  const std::string& control_key() const { return control_key_; }
   const std::string& api_key() const { return key_; }
   const std::string& project_id() const { return project_; }
 };
@@ -75,8 +77,8 @@ MockProcess start_mock() {
     int rc = 0;
     {
       lizard::mock::MockServer server{lizard::mock::MockOptions{}};
-      const std::string text =
-          server.url() + "\n" + server.api_key() + "\n" + server.project_id() + "\n";
+      const std::string text = server.url() + "\n" + server.api_key() + "\n" + server.project_id() +
+                               "\n" + server.control_key() + "\n";
       if (write(info[1], text.data(), text.size()) != static_cast<ssize_t>(text.size())) rc = 1;
       close(info[1]);
       char byte = 0;
@@ -98,10 +100,12 @@ MockProcess start_mock() {
   const auto first = text.find('\n');
   const auto second = text.find('\n', first + 1);
   const auto third = text.find('\n', second + 1);
-  if (third == std::string::npos) throw std::runtime_error("the mock did not start");
+  const auto fourth = text.find('\n', third + 1);
+  if (fourth == std::string::npos) throw std::runtime_error("the mock did not start");
   mock.url_ = text.substr(0, first);
   mock.key_ = text.substr(first + 1, second - first - 1);
   mock.project_ = text.substr(second + 1, third - second - 1);
+  mock.control_key_ = text.substr(third + 1, fourth - third - 1);
   return mock;
 }
 
@@ -164,7 +168,9 @@ class RawCurl {
  public:
   RawCurl() : curl_(curl_easy_init()) {
     const std::string header = "X-API-Key: " + g_env->mock->api_key();
+    const std::string control = "X-Mock-Control-Key: " + g_env->mock->control_key();
     headers_ = curl_slist_append(headers_, header.c_str());
+    headers_ = curl_slist_append(headers_, control.c_str());
     headers_ = curl_slist_append(headers_, "Content-Type: application/json");
   }
   ~RawCurl() {

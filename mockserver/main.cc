@@ -16,7 +16,7 @@ void usage() {
   std::fprintf(stderr,
                "usage: lizard-mock [--host H] [--port N] [--api-key KEY]... [--project NAME]...\n"
                "                   [--era kubernetes|firecracker] [--exec-limit-ms N]\n"
-               "                   [--state-dir DIR] [--verbose]\n");
+               "                   [--control-key KEY] [--state-dir DIR] [--verbose]\n");
 }
 
 }  // namespace
@@ -68,6 +68,12 @@ int main(int argc, char** argv) {
         return 2;
       }
       opt.exec_limit = std::chrono::milliseconds(n);
+    } else if (a == "--control-key") {
+      opt.control_key = value();
+      if (opt.control_key.empty()) {
+        std::fprintf(stderr, "lizard-mock: --control-key must not be empty\n");
+        return 2;
+      }
     } else if (a == "--state-dir") {
       opt.state_dir = value();
     } else if (a == "--verbose") {
@@ -93,24 +99,29 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  // The degraded-mode warning is printed whatever --verbose says.
-  opt.log = [verbose](std::string_view line) {
-    if (verbose || line.rfind("WARNING", 0) == 0) {
+  if (verbose) {
+    opt.log = [](std::string_view line) {
       std::fprintf(stderr, "lizard-mock: %.*s\n", static_cast<int>(line.size()), line.data());
       std::fflush(stderr);
-    }
-  };
+    };
+  }
+  const bool default_control_key = opt.control_key.empty();
   try {
     lizard::mock::MockServer server(opt);
     std::printf("LIZARD_MOCK_LISTENING %s\n", server.url().c_str());
     std::printf("LIZARD_MOCK_API_KEY %s\n", default_key ? server.api_key().c_str() : "(as given)");
     std::printf("LIZARD_MOCK_PROJECT_ID %s\n", server.project_id().c_str());
     if (default_project) std::printf("LIZARD_MOCK_PROJECT %s\n", lizard::mock::kDefaultProject);
-    std::printf("LIZARD_MOCK_ISOLATED %s\n", server.isolated() ? "yes" : "no (degraded mode)");
+    // Only the launcher reads stdout: the control plane's secret goes there.
+    std::printf("LIZARD_MOCK_CONTROL_KEY %s\n",
+                default_control_key ? server.control_key().c_str() : "(as given)");
     std::fflush(stdout);
     int sig = 0;
     sigwait(&stop_set, &sig);
     if (verbose) std::fprintf(stderr, "lizard-mock: stopping on %s\n", strsignal(sig));
+  } catch (const lizard::mock::IsolationUnavailable& e) {
+    std::fprintf(stderr, "lizard-mock: %s\n", e.what());
+    return 3;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lizard-mock: %s\n", e.what());
     return 1;

@@ -30,6 +30,7 @@ void path_error(const std::system_error& e) {
     case EACCES:
     case EPERM:
     case EROFS:
+    case EBUSY:
       api_error(400, msg, "EACCES");
     case EEXIST:
     case ENOTEMPTY:

@@ -22,7 +22,8 @@ struct ApiError {
 [[noreturn]] void not_found_sandbox();
 [[noreturn]] void method_not_allowed();
 // A file operation's errno as the API's path error: ENOENT is 404, the
-// others 400 with EISDIR, ENOTDIR, EACCES (also EPERM, EROFS), EEXIST (also
+// others 400 with EISDIR, ENOTDIR, EACCES (also EPERM, EROFS, and EBUSY
+// for a mount point), EEXIST (also
 // ENOTEMPTY), ELOOP, or EINVAL for anything else.
 [[noreturn]] void path_error(const std::system_error& e);
 

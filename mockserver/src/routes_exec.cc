@@ -7,7 +7,9 @@
 #include <map>
 
 #include "api_error.h"
+#include "http_server.h"
 #include "json.h"
+#include "lizard/workspace/utf8.h"
 #include "request_body.h"
 #include "routes.h"
 #include "sandbox_files.h"
@@ -22,6 +24,9 @@ constexpr std::int64_t kExecTimeoutDefaultMs = 60000;
 constexpr std::int64_t kExecTimeoutMinMs = 1000;
 constexpr std::int64_t kExecTimeoutMaxMs = 600000;
 constexpr const char* kBasePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+// A streamed line longer than this is sent in pieces of this size (cut at a
+// character boundary), so that output without newlines needs bounded memory.
+constexpr std::size_t kMaxStreamedLine = 64 * 1024;
 
 const std::map<std::string, int> kSignals = {
     {"SIGTERM", SIGTERM}, {"SIGKILL", SIGKILL}, {"SIGINT", SIGINT},  {"SIGHUP", SIGHUP},
@@ -67,25 +72,36 @@ void stream_exec(MockState& state, SandboxRuntime& rt, const ExecSpec& spec,
     j.begin_object().kv("stream", stream == 1 ? "stdout" : "stderr").kv("line", line).end_object();
     send("data: " + j.text() + "\n\n");
   };
+  // Each stream's partial line; the search for a newline starts at the new
+  // bytes only, so the time is linear in the output.
   auto on_output = [&](int stream, std::string_view data) {
     std::string& buf = pending[stream - 1];
+    std::size_t scan = buf.size();
     buf.append(data);
     std::size_t start = 0;
     for (;;) {
-      std::size_t nl = buf.find('\n', start);
+      const std::size_t nl = buf.find('\n', scan);
       if (nl == std::string::npos) break;
       emit_line(stream, std::string_view(buf).substr(start, nl - start));
-      start = nl + 1;
+      start = scan = nl + 1;
+    }
+    while (buf.size() - start > kMaxStreamedLine) {
+      std::string_view piece = std::string_view(buf).substr(start, kMaxStreamedLine);
+      const std::size_t whole = lizard::workspace::utf8_complete_prefix(piece);
+      piece = piece.substr(0, whole > 0 ? whole : piece.size());
+      emit_line(stream, piece);
+      start += piece.size();
     }
     buf.erase(0, start);
   };
   auto on_pid = [&](pid_t pid) {
     if (pid_event) send("data: {\"pid\":" + std::to_string(pid) + "}\n\n");
   };
+  const int socket = current_connection().socket;
   auto should_stop = [&] {
     if (!broken && std::chrono::steady_clock::now() - last_write > std::chrono::seconds(15))
       send(": keep-alive\n\n");
-    return broken || state.stopping() || !sink.is_writable();
+    return broken || state.stopping() || peer_closed(socket) || !sink.is_writable();
   };
   auto out = rt.run(spec, limit, 0, on_output, on_pid, should_stop, started, spec.argv);
   for (int s = 1; s <= 2; ++s) {
@@ -138,9 +154,11 @@ void exec(MockState& state, Call& c) {
   const bool streaming =
       c.req.get_header_value("Accept").find("text/event-stream") != std::string::npos;
   if (!streaming) {
+    // A client that went away takes its command with it.
+    const int socket = current_connection().socket;
     auto out = rt->run(
-        spec, limit, kExecStreamCap, nullptr, nullptr, [&state] { return state.stopping(); },
-        started, spec.argv);
+        spec, limit, kExecStreamCap, nullptr, nullptr,
+        [&state, socket] { return state.stopping() || peer_closed(socket); }, started, spec.argv);
     if (!state.alive(id) || !out.started) not_found_sandbox();
     JsonOut j;
     j.begin_object()

@@ -2,6 +2,10 @@
 // Every path resolves as the sandbox sees it (sandbox_files.h).
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+
 #include <httplib.h>
 
 #include "api_error.h"
@@ -25,12 +29,16 @@ class SandboxRoot {
  public:
   SandboxRoot(MockState& state, const Call& c) : state_(state), id_(c.param(0)) {
     auto sb = state.find_sandbox(c.key, id_);
-    fd_ = state.running_runtime(*sb)->dup_root_fd();
+    auto rt = state.running_runtime(*sb);
+    ids_ = rt->ids();
+    fd_ = rt->dup_root_fd();
     if (fd_ < 0) not_found_sandbox();
   }
   ~SandboxRoot() { ::close(fd_); }
   SandboxRoot(const SandboxRoot&) = delete;
   SandboxRoot& operator=(const SandboxRoot&) = delete;
+
+  const IdMap& ids() const { return ids_; }
 
   template <class F>
   void run(F&& fn) {
@@ -45,7 +53,18 @@ class SandboxRoot {
  private:
   MockState& state_;
   std::string id_;
+  IdMap ids_;
   int fd_ = -1;
+};
+
+struct FileCloser {
+  explicit FileCloser(int f) : fd(f) {}
+  ~FileCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+  FileCloser(const FileCloser&) = delete;
+  FileCloser& operator=(const FileCloser&) = delete;
+  int fd;
 };
 
 const std::string& query_path(const Call& c) {
@@ -72,17 +91,29 @@ void write(MockState& state, Call& c) {
   } else {
     api_error(400, "Unknown encoding: " + enc, "EINVAL");
   }
-  root.run([&](int fd) { write_file(fd, *path, bytes); });
+  root.run([&](int fd) { write_file(fd, *path, bytes, root.ids()); });
   c.reply(200, "{}");
 }
 
+// Streamed from the open file: memory stays bounded whatever the size (a
+// sparse file of gigabytes, say). The answer's length is the size at open.
 void read(MockState& state, Call& c) {
   SandboxRoot root(state, c);
-  root.run([&](int fd) {
-    std::string data = read_file(fd, query_path(c));
-    c.res.status = 200;
-    c.res.set_content(std::move(data), "application/octet-stream");
-  });
+  OpenedFile file;
+  root.run([&](int fd) { file = open_for_read(fd, query_path(c)); });
+  auto fd = std::make_shared<FileCloser>(file.fd);
+  c.res.status = 200;
+  c.res.set_content_provider(file.size, "application/octet-stream",
+                             [fd](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                               char buf[1 << 16];
+                               const std::size_t want = std::min(length, sizeof buf);
+                               ssize_t n;
+                               do {
+                                 n = ::pread(fd->fd, buf, want, static_cast<off_t>(offset));
+                               } while (n < 0 && errno == EINTR);
+                               if (n <= 0) return false;  // shrank meanwhile: the answer ends short
+                               return sink.write(buf, static_cast<std::size_t>(n));
+                             });
 }
 
 void remove(MockState& state, Call& c) {
@@ -103,7 +134,7 @@ void remove(MockState& state, Call& c) {
 void list(MockState& state, Call& c) {
   SandboxRoot root(state, c);
   root.run([&](int fd) {
-    auto entries = list_dir(fd, query_path(c));
+    auto entries = list_dir(fd, query_path(c), root.ids());
     JsonOut j;
     j.begin_array();
     for (const auto& e : entries) write_file_info(j, e);
@@ -116,7 +147,7 @@ void stat(MockState& state, Call& c) {
   SandboxRoot root(state, c);
   root.run([&](int fd) {
     JsonOut j;
-    write_file_info(j, stat_path(fd, query_path(c)));
+    write_file_info(j, stat_path(fd, query_path(c), root.ids()));
     c.reply(200, j.text());
   });
 }
@@ -127,7 +158,7 @@ void move(MockState& state, Call& c) {
   auto from = b.str("from");
   auto to = b.str("to");
   if (!from || !to) api_error(400, "'from' and 'to' are required", "EINVAL");
-  root.run([&](int fd) { move_path(fd, *from, *to); });
+  root.run([&](int fd) { move_path(fd, *from, *to, root.ids()); });
   c.reply(200, "{}");
 }
 

@@ -76,10 +76,11 @@ void create_sandbox(MockState& state, Call& c) {
   });
   try {
     if (!snapshot_dir.empty()) {
-      for (const char* d : {"/workspace", "/tmp", state.home_sub()})
-        copy_tree(snapshot_dir + d, sb->base_dir + d);
+      state.make_sandbox_dir(sb->base_dir);
+      for (const char* d : {"/workspace", "/tmp", "/home"})
+        copy_tree(snapshot_dir + d, sb->base_dir + d, state.sandbox_settings().ids);
     }
-    sb->rt = state.start_runtime(sb->base_dir, workspace_src);
+    sb->rt = state.start_runtime(sb->id, sb->base_dir, workspace_src);
   } catch (const std::exception& e) {
     state.locked([&](MockState::Tables& t) {
       if (!sb->volume_id.empty()) t.volumes[sb->volume_id].attached_to.clear();

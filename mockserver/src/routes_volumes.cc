@@ -53,7 +53,7 @@ void create_volume(MockState& state, Call& c) {
         api_error(409, "A volume with this name already exists", "VOLUME_EXISTS");
       }
     }
-    std::filesystem::create_directories(v.dir);
+    state.make_sandbox_dir(v.dir);
     t.volumes[v.id] = v;
     return {201, volume_json(v)};
   });

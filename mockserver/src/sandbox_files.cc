@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -41,6 +43,11 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
 
  private:
   int fd_;
@@ -93,7 +100,7 @@ std::string base_of(const std::string& normalized) {
 
 // Opens the parent directory of `normalized`, creating it and its
 // ancestors (0755) as `mkdir -p` would.
-Fd ensure_parent(int root_fd, const std::string& normalized) {
+Fd ensure_parent(int root_fd, const std::string& normalized, const IdMap& ids) {
   auto comps = components(normalized);
   Fd cur(open_in_root(root_fd, "/", O_PATH | O_DIRECTORY));
   if (cur.get() < 0) fail(errno, "Cannot open the sandbox root");
@@ -102,9 +109,10 @@ Fd ensure_parent(int root_fd, const std::string& normalized) {
     prefix += "/" + comps[i];
     Fd next(open_in_root(root_fd, prefix, O_PATH | O_DIRECTORY));
     if (next.get() < 0 && errno == ENOENT) {
-      if (::mkdirat(cur.get(), comps[i].c_str(), 0755) != 0 && errno != EEXIST)
-        fail(errno, "Cannot create directory " + prefix);
-      next = Fd(open_in_root(root_fd, prefix, O_PATH | O_DIRECTORY));
+      const bool made = ::mkdirat(cur.get(), comps[i].c_str(), 0755) == 0;
+      if (!made && errno != EEXIST) fail(errno, "Cannot create directory " + prefix);
+      next = Fd(open_in_root(root_fd, prefix, O_RDONLY | O_DIRECTORY));
+      if (made && next.get() >= 0) ids.give(next.get());
     }
     if (next.get() < 0) fail(errno, "Cannot open directory " + prefix);
     cur = std::move(next);
@@ -132,6 +140,7 @@ std::string permissions_of(mode_t m) {
   return s;
 }
 
+// A sandbox id's name, as the sandbox's /etc (the host's) has it.
 std::string user_name(uid_t uid) {
   passwd pw{};
   passwd* res = nullptr;
@@ -156,7 +165,7 @@ std::string read_link_at(int dirfd, const char* name) {
   return buf;
 }
 
-FileInfo info_from(const struct stat& st, std::string name, std::string path) {
+FileInfo info_from(const struct stat& st, std::string name, std::string path, const IdMap& ids) {
   FileInfo fi;
   fi.name = std::move(name);
   fi.path = std::move(path);
@@ -168,8 +177,8 @@ FileInfo info_from(const struct stat& st, std::string name, std::string path) {
   fi.size = static_cast<std::uint64_t>(st.st_size);
   fi.mode = st.st_mode & 07777;
   fi.permissions = permissions_of(st.st_mode);
-  fi.owner = user_name(st.st_uid);
-  fi.group = group_name(st.st_gid);
+  fi.owner = user_name(ids.sandbox_uid(st.st_uid));
+  fi.group = group_name(ids.sandbox_gid(st.st_gid));
   fi.mod_time_ms =
       static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
   return fi;
@@ -198,12 +207,50 @@ void clear_dir(int dirfd) {
   }
 }
 
+// True when `name` in `dirfd` is the root of a mount (a bind such as
+// /dev/null or /workspace, the /proc of the sandbox, ...).
+bool is_mount_root(int dirfd, const char* name) {
+  struct statx sx {};
+  if (::statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &sx) != 0)
+    return false;
+  return (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+         (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+// Fails with EBUSY when the directory `dirfd` holds a mount root anywhere
+// below it (links are not followed).
+void refuse_mounts_below(int dirfd, const std::string& shown) {
+  // A new open file description: a dup would share (and move) the caller's
+  // directory position.
+  const int dup = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dup < 0) fail(errno, "Cannot read " + shown);
+  DirPtr d(::fdopendir(dup));
+  if (!d) {
+    const int err = errno;
+    ::close(dup);
+    fail(err, "Cannot read " + shown);
+  }
+  while (dirent* e = ::readdir(d.get())) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    if (is_mount_root(::dirfd(d.get()), n.c_str()))
+      fail(EBUSY, "Refusing to remove a mount point of the sandbox: " + shown + "/" + n);
+    if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) continue;
+    Fd sub(::openat(::dirfd(d.get()), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (sub.get() >= 0) refuse_mounts_below(sub.get(), shown + "/" + n);
+  }
+}
+
 }  // namespace
 
-void write_file(int root_fd, const std::string& path, std::string_view bytes) {
+void IdMap::give(int fd) const {
+  if (chown) (void)::fchown(fd, uid_base, gid_base);
+}
+
+void write_file(int root_fd, const std::string& path, std::string_view bytes, const IdMap& ids) {
   std::string p = checked(path);
   if (p == "/") fail(EISDIR, "Is a directory");
-  (void)ensure_parent(root_fd, p);
+  (void)ensure_parent(root_fd, p, ids);
   Fd fd(open_in_root(root_fd, p, O_WRONLY | O_CREAT | O_NONBLOCK, 0644));
   if (fd.get() < 0) {
     if (errno == ENXIO) fail(EINVAL, "Not a regular file");
@@ -212,6 +259,8 @@ void write_file(int root_fd, const std::string& path, std::string_view bytes) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail(errno, "Cannot stat " + p);
   if (!S_ISREG(st.st_mode)) fail(EINVAL, "Not a regular file");
+  // A file the mock made (host root's) becomes the sandbox root's.
+  if (ids.chown && st.st_uid == 0) ids.give(fd.get());
   // Truncate after the type check, in place: the inode and its mode stay.
   if (::ftruncate(fd.get(), 0) != 0) fail(errno, "Cannot truncate " + p);
   ::fcntl(fd.get(), F_SETFL, 0);
@@ -226,23 +275,38 @@ void write_file(int root_fd, const std::string& path, std::string_view bytes) {
   }
 }
 
-std::string read_file(int root_fd, const std::string& path) {
+OpenedFile open_for_read(int root_fd, const std::string& path) {
   std::string p = checked(path);
-  Fd fd(open_in_root(root_fd, p, O_RDONLY | O_NONBLOCK));
+  Fd fd(open_in_root(root_fd, p, O_RDONLY | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) fail(errno, "Cannot open " + p);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail(errno, "Cannot stat " + p);
   if (S_ISDIR(st.st_mode)) fail(EISDIR, "Is a directory");
   if (!S_ISREG(st.st_mode)) fail(EINVAL, "Not a regular file");
+  // Files of /proc and /sys look regular but are not: some block (kmsg),
+  // most report size 0, and they describe processes rather than hold data.
+  struct statfs sf {};
+  if (::fstatfs(fd.get(), &sf) != 0) fail(errno, "Cannot stat " + p);
+  if (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC)
+    fail(EINVAL, "Not a regular file (a file of /proc or /sys)");
   ::fcntl(fd.get(), F_SETFL, 0);
+  OpenedFile out;
+  out.size = static_cast<std::uint64_t>(st.st_size);
+  out.fd = fd.release();
+  return out;
+}
+
+std::string read_file(int root_fd, const std::string& path) {
+  OpenedFile f = open_for_read(root_fd, path);
+  Fd fd(f.fd);
   std::string out;
-  out.reserve(static_cast<std::size_t>(st.st_size));
+  out.reserve(static_cast<std::size_t>(f.size));
   char buf[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail(errno, "Cannot read " + p);
+      fail(errno, "Cannot read " + path);
     }
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
@@ -250,19 +314,19 @@ std::string read_file(int root_fd, const std::string& path) {
   return out;
 }
 
-FileInfo stat_path(int root_fd, const std::string& path) {
+FileInfo stat_path(int root_fd, const std::string& path, const IdMap& ids) {
   std::string p = checked(path);
   Fd fd(open_in_root(root_fd, p, O_PATH | O_NOFOLLOW));
   if (fd.get() < 0) fail(errno, "Cannot stat " + p);
   struct stat st {};
   if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
     fail(errno, "Cannot stat " + p);
-  FileInfo fi = info_from(st, base_of(p), p);
+  FileInfo fi = info_from(st, base_of(p), p, ids);
   if (fi.is_link) fi.symlink_target = read_link_at(fd.get(), "");
   return fi;
 }
 
-std::vector<FileInfo> list_dir(int root_fd, const std::string& path) {
+std::vector<FileInfo> list_dir(int root_fd, const std::string& path, const IdMap& ids) {
   std::string p = checked(path);
   int raw = open_in_root(root_fd, p, O_RDONLY | O_DIRECTORY);
   if (raw < 0) fail(errno, "Cannot list " + p);
@@ -278,7 +342,7 @@ std::vector<FileInfo> list_dir(int root_fd, const std::string& path) {
     if (n == "." || n == "..") continue;
     struct stat st {};
     if (::fstatat(::dirfd(d.get()), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    FileInfo fi = info_from(st, n, (p == "/" ? "" : p) + "/" + n);
+    FileInfo fi = info_from(st, n, (p == "/" ? "" : p) + "/" + n, ids);
     if (fi.is_link) fi.symlink_target = read_link_at(::dirfd(d.get()), n.c_str());
     out.push_back(std::move(fi));
   }
@@ -298,9 +362,17 @@ void remove_path(int root_fd, const std::string& path) {
   struct stat st {};
   if (::fstatat(pfd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
     fail(errno, "Cannot remove " + p);
+  if (is_mount_root(pfd.get(), name.c_str()))
+    fail(EBUSY, "Refusing to remove a mount point of the sandbox: " + p);
   if (S_ISDIR(st.st_mode)) {
     int sub = ::openat(pfd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0) fail(errno, "Cannot open " + p);
+    try {
+      refuse_mounts_below(sub, p);
+    } catch (...) {
+      ::close(sub);
+      throw;
+    }
     clear_dir(sub);
     if (::unlinkat(pfd.get(), name.c_str(), AT_REMOVEDIR) != 0) fail(errno, "Cannot remove " + p);
   } else if (::unlinkat(pfd.get(), name.c_str(), 0) != 0) {
@@ -314,7 +386,7 @@ bool is_directory(int root_fd, const std::string& path) {
   return fd.get() >= 0;
 }
 
-void move_path(int root_fd, const std::string& from, const std::string& to) {
+void move_path(int root_fd, const std::string& from, const std::string& to, const IdMap& ids) {
   std::string f = checked(from);
   std::string t = checked(to);
   if (f == "/" || t == "/") fail(EINVAL, "Cannot move /");
@@ -323,7 +395,9 @@ void move_path(int root_fd, const std::string& from, const std::string& to) {
   struct stat st {};
   if (::fstatat(fpfd.get(), base_of(f).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
     fail(errno, "Cannot move " + f);
-  Fd tpfd = ensure_parent(root_fd, t);
+  if (is_mount_root(fpfd.get(), base_of(f).c_str()))
+    fail(EBUSY, "Refusing to move a mount point of the sandbox: " + f);
+  Fd tpfd = ensure_parent(root_fd, t, ids);
   if (::renameat(fpfd.get(), base_of(f).c_str(), tpfd.get(), base_of(t).c_str()) != 0)
     fail(errno, "Cannot move " + f);
 }

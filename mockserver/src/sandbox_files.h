@@ -27,6 +27,25 @@ struct DirCloser {
 };
 using DirPtr = std::unique_ptr<DIR, DirCloser>;
 
+// How a sandbox's user and group ids map to the host's (sandbox_runtime.h).
+struct IdMap {
+  std::uint32_t uid_base = 0;  // the host uid of sandbox uid 0
+  std::uint32_t gid_base = 0;
+  std::uint32_t count = 1;  // sandbox ids 0 .. count-1 exist
+  // The mock runs as host root: what it creates is handed to the sandbox's
+  // root (else it already belongs to it).
+  bool chown = false;
+  // The sandbox's id for a host id, or 65534 (nobody) when it is not mapped.
+  std::uint32_t sandbox_uid(std::uint32_t host) const {
+    return host - uid_base < count ? host - uid_base : 65534;
+  }
+  std::uint32_t sandbox_gid(std::uint32_t host) const {
+    return host - gid_base < count ? host - gid_base : 65534;
+  }
+  // Hands a descriptor's file to the sandbox's root (when `chown`).
+  void give(int fd) const;
+};
+
 struct FileInfo {
   std::string name;
   std::string path;
@@ -44,20 +63,29 @@ struct FileInfo {
 // Writes `bytes` to `path`, creating missing parents (0755). An existing
 // file is truncated in place (inode and mode kept); a link is written
 // through to its target.
-void write_file(int root_fd, const std::string& path, std::string_view bytes);
-// The whole content of a regular file (links followed). A directory is
-// EISDIR; a FIFO, device or socket is EINVAL (never blocks).
+void write_file(int root_fd, const std::string& path, std::string_view bytes, const IdMap& ids);
+// An open regular file to read (links followed), and its size. A directory
+// is EISDIR; a FIFO, device, socket, or a file of /proc or /sys is EINVAL
+// (opened without blocking, never read).
+struct OpenedFile {
+  int fd = -1;  // owned by the caller
+  std::uint64_t size = 0;
+};
+OpenedFile open_for_read(int root_fd, const std::string& path);
+// The whole content of a regular file (as open_for_read).
 std::string read_file(int root_fd, const std::string& path);
 // lstat semantics: a link is reported as a link, with its target.
-FileInfo stat_path(int root_fd, const std::string& path);
+FileInfo stat_path(int root_fd, const std::string& path, const IdMap& ids);
 // One level, sorted by name; entries with lstat semantics.
-std::vector<FileInfo> list_dir(int root_fd, const std::string& path);
+std::vector<FileInfo> list_dir(int root_fd, const std::string& path, const IdMap& ids);
 // Removes a file, a link (never its target) or a directory with its
-// contents (links inside are removed, not followed).
+// contents (links inside are removed, not followed). A mount point of the
+// sandbox (/dev/null, /tmp, ...), or a tree holding one, is EBUSY and
+// nothing is removed.
 void remove_path(int root_fd, const std::string& path);
 // True when `path` resolves (links followed) to a directory. Never throws.
 bool is_directory(int root_fd, const std::string& path);
 // Renames `from` to `to`, creating the parents of `to`.
-void move_path(int root_fd, const std::string& from, const std::string& to);
+void move_path(int root_fd, const std::string& from, const std::string& to, const IdMap& ids);
 
 }  // namespace lizard::mock::internal

@@ -5,8 +5,8 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,20 +17,29 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <optional>
+#include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
+#include "init_protocol.h"
 #include "sandbox_files.h"
+
+// The init program's bytes, embedded at build time (embedded_init.cc).
+extern "C" const unsigned char lizard_sandbox_init_image[];
+extern "C" const unsigned char lizard_sandbox_init_image_end[];
 
 namespace lizard::mock::internal {
 namespace {
 
+namespace proto = init_protocol;
 using Clock = std::chrono::steady_clock;
 
-// How long the answer waits for the pipes after the direct process exited:
-// a background child that inherited them must not hold the answer.
+// How long the answer waits for the pipes after the command exited: a
+// background child that inherited them must not hold the answer.
 constexpr auto kDrainGrace = std::chrono::milliseconds(200);
+// How long a sandbox's init may take to build the sandbox.
+constexpr auto kSetupTimeout = std::chrono::seconds(30);
 
 // Host directories bound read-only into every sandbox (links are recreated
 // as links, so usr-merged systems keep /bin -> usr/bin).
@@ -38,290 +47,133 @@ constexpr const char* kHostDirs[] = {"/usr",   "/etc",   "/bin",    "/sbin", "/l
                                      "/lib32", "/lib64", "/libx32", "/opt"};
 constexpr const char* kDevNodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 
+constexpr unsigned long kNamespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+                                      CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP;
+
 std::string errno_text(const std::string& what, int err) {
   return what + ": " + std::strerror(err);
 }
-
-int sys_pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
 }
 
-// The children of this multithreaded process (the holder, the relay and the
-// namespace probe) run from fork-style clone(2) to execve(2) or exit on
-// code that is async-signal-safe in the strictest sense: only raw system
-// calls through syscall(2), only memory prepared before the clone, no
-// allocation, no lock, no std::string or container member. Another thread
-// may have held any lock (the C library's, the allocator's, or a
-// sanitizer runtime's) at the moment of the clone, and its owner does not
-// exist in the child. The C library's wrappers (fork, clone, open, write,
-// _exit, signal, ...) are avoided because sanitizers intercept them; a
-// ThreadSanitizer build left a holder waiting on a futex forever. For the
-// same reason these functions are not instrumented (LIZARD_CHILD_CODE),
-// and they call nothing but each other: an inline library function that
-// is not inlined would be.
+// Closes a descriptor on scope exit.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd = -1) : fd_(fd) {}
+  ~ScopedFd() { close_fd(fd_); }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  int get() const { return fd_; }
+  int* out() { return &fd_; }
+  void reset(int fd = -1) {
+    close_fd(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// The code of the clone child of this multithreaded process, from clone(2)
+// to execveat(2), is async-signal-safe in the strictest sense: only raw
+// system calls through syscall(2), only memory prepared before the clone,
+// no allocation, no lock. Another thread may have held any lock (the C
+// library's, the allocator's, a sanitizer runtime's) at the moment of the
+// clone, and its owner does not exist in the child. These functions are
+// not instrumented (LIZARD_CHILD_CODE) and call nothing but each other.
 #if defined(__clang__) || defined(__GNUC__)
 #define LIZARD_CHILD_CODE __attribute__((no_sanitize("thread", "address", "undefined"), noinline))
 #else
 #define LIZARD_CHILD_CODE
 #endif
 
-// fork(2) (or, with namespace flags, clone(2)) as a bare system call: the
-// child goes on on a copy of the caller's stack and returns 0.
-LIZARD_CHILD_CODE long raw_clone(unsigned long flags) {
-  return ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-}
+struct InitChildPlan {
+  int control = -1;  // the child's end of the control socket
+  int image = -1;    // the init program (a memory file)
+  const char* const* argv = nullptr;
+  const char* const* envp = nullptr;
+};
 
 [[noreturn]] LIZARD_CHILD_CODE void child_exit(int code) {
   for (;;) ::syscall(SYS_exit_group, code);
 }
 
-LIZARD_CHILD_CODE int child_open(const char* path, int flags, int mode = 0) {
-  return static_cast<int>(::syscall(SYS_openat, AT_FDCWD, path, flags, mode));
-}
-
-LIZARD_CHILD_CODE void child_close(int fd) { (void)::syscall(SYS_close, fd); }
-
-// dup2(2) that also works when from == to (the descriptor then loses its
-// close-on-exec flag, as it would have by a real duplicate).
-LIZARD_CHILD_CODE int child_dup2(int from, int to) {
-  if (from == to) return ::syscall(SYS_fcntl, from, F_SETFD, 0) == 0 ? to : -1;
-  return static_cast<int>(::syscall(SYS_dup3, from, to, 0));
-}
-
-LIZARD_CHILD_CODE int child_dup_at_least(int fd, int lowest) {
-  return static_cast<int>(::syscall(SYS_fcntl, fd, F_DUPFD, lowest));
-}
-
-LIZARD_CHILD_CODE void child_write(int fd, const void* data, std::size_t size) {
-  (void)::syscall(SYS_write, fd, data, size);
-}
-
-LIZARD_CHILD_CODE long child_mount(const char* source, const char* target, const char* fstype,
-                                   unsigned long flags, const char* data) {
-  return ::syscall(SYS_mount, source, target, fstype, flags, data);
-}
-
-// The kernel's sigset_t for rt_sig* calls: one bit per signal, 64 signals.
-using KernelSigset = std::uint64_t;
-constexpr KernelSigset sigbit(int sig) { return KernelSigset{1} << (sig - 1); }
-
-// Everything the holder does between clone() and its reap loop, computed
-// before clone. HolderPlan owns the strings; HolderSteps is the flat view
-// of them that the child reads (plain arrays and pointers only).
-struct Mount {
-  std::string source;
-  std::string target;
-  std::string fstype;
-  unsigned long flags = 0;
-  std::string data;
-  bool make_file = false;  // create an empty file as the mount point
-  bool remount_ro = false;
-};
-struct HolderPlan {
-  std::string root;
-  std::vector<Mount> mounts;
-  std::vector<std::pair<std::string, std::string>> links;       // target, link path
-  std::vector<std::pair<std::string, std::string>> late_links;  // made after the mounts
-};
-struct RawMount {
-  const char* source = nullptr;  // null: none
-  const char* target = nullptr;
-  const char* fstype = nullptr;  // null: none
-  unsigned long flags = 0;
-  const char* data = nullptr;  // null: none
-  bool make_file = false;
-  bool remount_ro = false;
-};
-struct RawLink {
-  const char* target = nullptr;
-  const char* link = nullptr;
-};
-struct HolderSteps {
-  const char* root = nullptr;
-  const RawMount* mounts = nullptr;
-  std::size_t mount_count = 0;
-  const RawLink* links = nullptr;
-  std::size_t link_count = 0;
-  const RawLink* late_links = nullptr;
-  std::size_t late_link_count = 0;
-  int ready_fd = -1;
-};
-
-[[noreturn]] LIZARD_CHILD_CODE void holder_fail(int fd, int step) {
-  int err = errno;
-  unsigned char msg[2] = {static_cast<unsigned char>(step), static_cast<unsigned char>(err)};
-  child_write(fd, msg, sizeof msg);
+[[noreturn]] LIZARD_CHILD_CODE void init_child(const InitChildPlan* p) {
+  // The control socket becomes fd 3, the image fd 4 (closed by the exec);
+  // nothing else of this process survives.
+  const long c = ::syscall(SYS_fcntl, p->control, F_DUPFD, 10);
+  const long i = ::syscall(SYS_fcntl, p->image, F_DUPFD_CLOEXEC, 10);
+  if (c < 0 || i < 0) child_exit(1);
+  if (::syscall(SYS_dup3, c, 3, 0) < 0 || ::syscall(SYS_dup3, i, 4, O_CLOEXEC) < 0) child_exit(1);
+  const long devnull = ::syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR, 0);
+  if (devnull >= 0) {
+    for (int fd = 0; fd <= 2; ++fd) (void)::syscall(SYS_dup3, devnull, fd, 0);
+  }
+  (void)::syscall(SYS_close_range, 5u, ~0u, 0u);
+  // Wait for the mock to write the ID maps.
+  char go = 0;
+  if (::syscall(SYS_read, 3, &go, 1) != 1 || go != proto::kGo) child_exit(1);
+  // Become the namespace's root: the clone kept the mock's host ids, which
+  // a root mock's map does not contain (and exec would drop every
+  // capability of an unmapped user).
+  (void)::syscall(SYS_setgroups, 0, nullptr);  // refused (and moot) with setgroups "deny"
+  if (::syscall(SYS_setresgid, 0, 0, 0) != 0 || ::syscall(SYS_setresuid, 0, 0, 0) != 0) {
+    const char msg[] = "Fcannot become root of the sandbox's user namespace";
+    (void)::syscall(SYS_sendto, 3, msg, sizeof msg - 1, MSG_NOSIGNAL, nullptr, 0);
+    child_exit(1);
+  }
+  ::syscall(SYS_execveat, 4, "", p->argv, p->envp, AT_EMPTY_PATH);
+  const char msg[] = "Fcannot execute the sandbox init";
+  (void)::syscall(SYS_sendto, 3, msg, sizeof msg - 1, MSG_NOSIGNAL, nullptr, 0);
   child_exit(1);
 }
 
-[[noreturn]] LIZARD_CHILD_CODE void holder_main(const HolderSteps* plan) {
-  (void)::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  // Keep only the ready pipe: the holder lives long and must not hold the
-  // mock's sockets or other commands' pipes open.
-  int hi = child_dup_at_least(plan->ready_fd, 1000);
-  if (hi < 0 || child_dup2(hi, 3) < 0) child_exit(1);
-  int devnull = child_open("/dev/null", O_RDWR);
-  if (devnull >= 0) {
-    child_dup2(devnull, 0);
-    child_dup2(devnull, 1);
-    child_dup2(devnull, 2);
-  }
-  ::syscall(SYS_close_range, 4u, ~0u, 0u);
-  const int fd = 3;
-  if (child_mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) holder_fail(fd, 1);
-  if (child_mount(plan->root, plan->root, nullptr, MS_BIND | MS_REC, nullptr) != 0)
-    holder_fail(fd, 2);
-  for (std::size_t i = 0; i < plan->link_count; ++i) {
-    const RawLink& l = plan->links[i];
-    if (::syscall(SYS_symlinkat, l.target, AT_FDCWD, l.link) != 0 && errno != EEXIST)
-      holder_fail(fd, 3);
-  }
-  for (std::size_t i = 0; i < plan->mount_count; ++i) {
-    const RawMount& m = plan->mounts[i];
-    if (m.make_file) {
-      int f = child_open(m.target, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
-      if (f < 0) holder_fail(fd, 4);
-      child_close(f);
-    }
-    if (child_mount(m.source, m.target, m.fstype, m.flags, m.data) != 0) holder_fail(fd, 5);
-    if (m.remount_ro &&
-        child_mount(nullptr, m.target, nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0)
-      holder_fail(fd, 6);
-  }
-  for (std::size_t i = 0; i < plan->late_link_count; ++i) {
-    const RawLink& l = plan->late_links[i];
-    if (::syscall(SYS_symlinkat, l.target, AT_FDCWD, l.link) != 0 && errno != EEXIST)
-      holder_fail(fd, 12);
-  }
-  if (::syscall(SYS_chdir, plan->root) != 0) holder_fail(fd, 7);
-  if (::syscall(SYS_pivot_root, ".", ".") != 0) holder_fail(fd, 8);
-  if (::syscall(SYS_umount2, ".", MNT_DETACH) != 0) holder_fail(fd, 9);
-  if (::syscall(SYS_chdir, "/") != 0) holder_fail(fd, 10);
-  // The root itself is read-only: a command can write only to its own trees.
-  if (child_mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0)
-    holder_fail(fd, 11);
-  // Signals stay blocked so that SIGCHLD is collected by sigwaitinfo, and
-  // the orphans of the sandbox (PID 1 inherits them) never pile up.
-  constexpr KernelSigset set = sigbit(SIGCHLD);
-  (void)::syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, nullptr, sizeof set);
-  child_write(fd, "K", 1);
-  child_close(fd);
-  for (;;) {
-    while (::syscall(SYS_wait4, -1, nullptr, WNOHANG | __WALL, nullptr) > 0) {
-    }
-    siginfo_t info;
-    (void)::syscall(SYS_rt_sigtimedwait, &set, &info, nullptr, sizeof set);
-  }
-}
-
-// Clones the holder into new mount and PID namespaces. Returns its PID, or
-// -1 (errno set).
-LIZARD_CHILD_CODE pid_t spawn_holder(const HolderSteps* steps) {
-  long pid = raw_clone(CLONE_NEWNS | CLONE_NEWPID);
-  if (pid == 0) holder_main(steps);
+LIZARD_CHILD_CODE pid_t spawn_init_child(const InitChildPlan* plan) {
+  const long pid = ::syscall(SYS_clone, kNamespaces | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  if (pid == 0) init_child(plan);
   return static_cast<pid_t>(pid);
 }
 
-// Relay: joins the sandbox's namespaces, forks the command (which lands in
-// the sandbox's PID namespace), reports its PIDs and exits with the
-// command's exit code (128+N for a signal). Plain arrays only, like
-// HolderSteps.
-struct RelayPlan {
-  int mnt_fd = -1;
-  int pid_fd = -1;
-  int out_w = -1;
-  int err_w = -1;
-  int info_w = -1;
-  const char* workdir = nullptr;
-  const char* const* candidates = nullptr;  // full paths to try, in order
-  std::size_t candidate_count = 0;
-  char* const* argv = nullptr;  // null-terminated
-  char* const* envp = nullptr;  // null-terminated
-};
-
-[[noreturn]] LIZARD_CHILD_CODE void relay_main(const RelayPlan& p) {
-  (void)::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  int devnull = child_open("/dev/null", O_RDONLY);
-  if (devnull < 0 || child_dup2(devnull, 0) < 0 || child_dup2(p.out_w, 1) < 0 ||
-      child_dup2(p.err_w, 2) < 0)
-    child_exit(125);
-  int top = 3;
-  if (p.mnt_fd > top) top = p.mnt_fd;
-  if (p.pid_fd > top) top = p.pid_fd;
-  if (p.info_w > top) top = p.info_w;
-  ++top;
-  int m = p.mnt_fd >= 0 ? child_dup_at_least(p.mnt_fd, top) : -1;
-  int q = p.pid_fd >= 0 ? child_dup_at_least(p.pid_fd, top) : -1;
-  int i = child_dup_at_least(p.info_w, top);
-  if (i < 0 || child_dup2(i, 3) < 0) child_exit(125);
-  if (m >= 0 && child_dup2(m, 4) < 0) child_exit(125);
-  if (q >= 0 && child_dup2(q, 5) < 0) child_exit(125);
-  ::syscall(SYS_close_range, 6u, ~0u, 0u);
-  if (m >= 0) {
-    if (::syscall(SYS_setns, 4, CLONE_NEWNS) != 0 || ::syscall(SYS_setns, 5, CLONE_NEWPID) != 0)
-      child_exit(125);
-    child_close(4);
-    child_close(5);
-  }
-  long child = raw_clone(0);
-  if (child < 0) child_exit(125);
-  if (child == 0) {
-    (void)::syscall(SYS_setsid);
-    std::int32_t rec[2] = {'N', static_cast<std::int32_t>(::syscall(SYS_getpid))};
-    child_write(3, rec, sizeof rec);
-    child_close(3);
-    if (::syscall(SYS_chdir, p.workdir) != 0) {
-      const char msg[] = "lizard-mock: cannot enter the working directory\n";
-      child_write(2, msg, sizeof msg - 1);
-      child_exit(1);
+// The init program as a memory file, written once per process and sealed.
+int init_image_fd(std::string& error) {
+  static std::once_flag once;
+  static int fd = -1;
+  static std::string failure;
+  std::call_once(once, [] {
+    const int f = ::memfd_create("lizard-sandbox-init", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (f < 0) {
+      failure = errno_text("memfd_create", errno);
+      return;
     }
-    // SIGPIPE back to its default (the mock ignores it, and an ignored
-    // signal stays ignored across execve); all zeros is SIG_DFL, no flags.
-    unsigned char dfl[64] = {};
-    (void)::syscall(SYS_rt_sigaction, SIGPIPE, dfl, nullptr, sizeof(KernelSigset));
-    constexpr KernelSigset none = 0;
-    (void)::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof none);
-    bool denied = false;
-    for (std::size_t k = 0; k < p.candidate_count; ++k) {
-      ::syscall(SYS_execve, p.candidates[k], p.argv, p.envp);
-      if (errno == EACCES || errno == ENOEXEC || errno == EPERM || errno == EISDIR) denied = true;
+    const auto* p = lizard_sandbox_init_image;
+    std::size_t left = static_cast<std::size_t>(lizard_sandbox_init_image_end - p);
+    while (left > 0) {
+      const ssize_t n = ::write(f, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failure = errno_text("write the sandbox init", errno);
+        ::close(f);
+        return;
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
     }
-    child_exit(denied ? 126 : 127);
-  }
-  std::int32_t rec[2] = {'H', static_cast<std::int32_t>(child)};
-  child_write(3, rec, sizeof rec);
-  child_close(3);
-  child_close(0);
-  child_close(1);
-  child_close(2);
-  int status = 0;
-  while (::syscall(SYS_wait4, child, &status, 0, nullptr) < 0) {
-    if (errno != EINTR) child_exit(125);
-  }
-  if (WIFEXITED(status)) child_exit(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) child_exit(128 + WTERMSIG(status));
-  child_exit(125);
+    (void)::fcntl(f, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    fd = f;
+  });
+  error = failure;
+  return fd;
 }
 
-// Forks the relay. Returns its PID, or -1 (errno set).
-LIZARD_CHILD_CODE pid_t spawn_relay(const RelayPlan* plan) {
-  long pid = raw_clone(0);
-  if (pid == 0) relay_main(*plan);
-  return static_cast<pid_t>(pid);
-}
-
-// The namespace probe's child: true when mount(2) works in the new namespaces.
-LIZARD_CHILD_CODE pid_t spawn_namespace_probe() {
-  long pid = raw_clone(CLONE_NEWNS | CLONE_NEWPID);
-  if (pid == 0) {
-    bool ok = child_mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
-              child_mount("proc", "/proc", "proc", 0, nullptr) == 0;
-    child_exit(ok ? 0 : 1);
-  }
-  return static_cast<pid_t>(pid);
+bool write_file_text(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
 }
 
 std::string read_link(const std::string& path) {
@@ -330,162 +182,264 @@ std::string read_link(const std::string& path) {
   return ec ? std::string() : t.string();
 }
 
-}  // namespace
-
-bool namespaces_available(std::string* why_not) {
-  pid_t pid = spawn_namespace_probe();
-  if (pid < 0) {
-    if (why_not) *why_not = errno_text("clone(CLONE_NEWNS|CLONE_NEWPID)", errno);
-    return false;
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (!ok && why_not) *why_not = "mount(2) refused inside a new mount namespace";
-  return ok;
+// Sends `tag` with descriptors over a SOCK_SEQPACKET socket.
+bool send_with_fds(int sock, char tag, const std::vector<int>& fds) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
+  iovec iov{&tag, 1};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control;
+  mh.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+  cmsghdr* c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  ssize_t n;
+  do {
+    n = ::sendmsg(sock, &mh, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n == 1;
 }
 
-SandboxRuntime::SandboxRuntime(std::string base_dir, std::string workspace_dir, bool isolate)
+bool send_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::string encode_spec(const ExecSpec& spec) {
+  proto::FieldWriter w;
+  const auto tagged = [](char tag, std::string_view v) {
+    std::string f(1, tag);
+    f.append(v);
+    return f;
+  };
+  for (const auto& a : spec.argv) w.add(tagged(proto::kArg, a));
+  for (const auto& e : spec.env) w.add(tagged(proto::kEnv, e));
+  w.add(tagged(proto::kWorkdir, spec.workdir));
+  w.add(tagged(proto::kUid, std::to_string(spec.uid)));
+  w.add(tagged(proto::kGid, std::to_string(spec.gid)));
+  const auto length = static_cast<std::uint32_t>(w.bytes().size());
+  std::string frame(sizeof length, '\0');
+  std::memcpy(frame.data(), &length, sizeof length);
+  frame += w.bytes();
+  return frame;
+}
+
+// Reads what the exec socket has: records, and the sender's host pid of
+// the record that announced the start.
+class ExecChannel {
+ public:
+  explicit ExecChannel(int fd) : fd_(fd) {}
+
+  // Reads once. False at end of stream or on an error.
+  bool read_some() {
+    char buf[256];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+    iovec iov{buf, sizeof buf};
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof control;
+    const ssize_t n = ::recvmsg(fd_, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+    if (n <= 0) return false;
+    pid_t sender = 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+        ucred cred{};
+        std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
+        sender = cred.pid;
+      }
+    }
+    pending_.append(buf, static_cast<std::size_t>(n));
+    while (pending_.size() >= sizeof(proto::Record)) {
+      proto::Record r{};
+      std::memcpy(&r, pending_.data(), sizeof r);
+      pending_.erase(0, sizeof r);
+      if (r.type == proto::kStarted && !started) {
+        started = true;
+        sandbox_pid = r.value;
+        host_pid = sender;
+      } else if (r.type == proto::kWaitStatus) {
+        exited = true;
+        wait_status = r.value;
+      } else if (r.type == proto::kExecFailed) {
+        exec_errno = r.value;
+      }
+    }
+    return true;
+  }
+
+  bool started = false;
+  pid_t sandbox_pid = 0;
+  pid_t host_pid = 0;
+  bool exited = false;
+  int wait_status = 0;
+  int exec_errno = 0;
+
+ private:
+  int fd_;
+  std::string pending_;
+};
+
+}  // namespace
+
+SandboxSettings sandbox_settings_for_this_process(const MockOptions& options) {
+  SandboxSettings s;
+  s.limits = options.sandbox_limits;
+  if (::geteuid() == 0) {
+    s.ids.uid_base = options.root_id_base;
+    s.ids.gid_base = options.root_id_base;
+    s.ids.count = 65536;
+    s.ids.chown = true;
+  } else {
+    s.ids.uid_base = ::geteuid();
+    s.ids.gid_base = ::getegid();
+    s.ids.count = 1;
+    s.ids.chown = false;
+  }
+  return s;
+}
+
+SandboxRuntime::SandboxRuntime(std::string base_dir, std::string workspace_dir,
+                               const SandboxSettings& settings, const std::string& hostname)
     : base_dir_(std::move(base_dir)),
       workspace_dir_(std::move(workspace_dir)),
-      isolate_(isolate),
-      external_workspace_(!workspace_dir_.empty()) {
+      external_workspace_(!workspace_dir_.empty()),
+      settings_(settings) {
   namespace fs = std::filesystem;
-  // Isolated: base/root is the skeleton the holder mounts over, base/home
-  // is bound at /root. Degraded: the files API resolves inside base itself,
-  // whose workspace, tmp and root directories are the sandbox's trees.
-  root_dir_ = isolate_ ? base_dir_ + "/root" : base_dir_;
-  home_dir_ = isolate_ ? base_dir_ + "/home" : base_dir_ + "/root";
+  root_dir_ = base_dir_ + "/root";
+  home_dir_ = base_dir_ + "/home";
   if (workspace_dir_.empty()) workspace_dir_ = base_dir_ + "/workspace";
-  fs::create_directories(root_dir_);
-  fs::create_directories(workspace_dir_);
-  fs::create_directories(base_dir_ + "/tmp");
-  fs::create_directories(home_dir_);
+  for (const std::string& d : {base_dir_, root_dir_, workspace_dir_, base_dir_ + "/tmp", home_dir_})
+    fs::create_directories(d);
+  for (const char* d : {"/dev", "/proc", "/workspace", "/tmp", "/root"})
+    fs::create_directories(root_dir_ + d);
+  ::chmod(base_dir_.c_str(), 0700);
   ::chmod((base_dir_ + "/tmp").c_str(), 01777);
   ::chmod(home_dir_.c_str(), 0700);
-  if (isolate_) {
-    start_holder();
-  } else {
-    root_fd_ = ::open(root_dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  // The sandbox's root owns its trees (the skeleton too: its init makes the
+  // usr-merge links and the mount points there).
+  if (settings_.ids.chown) {
+    for (const std::string& d :
+         {base_dir_, root_dir_, workspace_dir_, base_dir_ + "/tmp", home_dir_, root_dir_ + "/dev",
+          root_dir_ + "/proc", root_dir_ + "/workspace", root_dir_ + "/tmp", root_dir_ + "/root"})
+      (void)::lchown(d.c_str(), settings_.ids.uid_base, settings_.ids.gid_base);
   }
+  start_init(hostname);
 }
 
 SandboxRuntime::~SandboxRuntime() { stop(); }
 
-void SandboxRuntime::start_holder() {
-  namespace fs = std::filesystem;
-  HolderPlan plan;
-  plan.root = root_dir_;
+void SandboxRuntime::start_init(const std::string& hostname) {
+  // The plan: the new root, then the steps (init_protocol.h).
+  proto::FieldWriter plan;
+  plan.add(root_dir_);
   for (const char* dir : kHostDirs) {
     struct stat st {};
     if (::lstat(dir, &st) != 0) continue;
-    std::string inside = root_dir_ + dir;
     if (S_ISLNK(st.st_mode)) {
-      plan.links.emplace_back(read_link(dir), inside);
+      plan.add("link").add(read_link(dir)).add(dir);
     } else if (S_ISDIR(st.st_mode)) {
-      fs::create_directories(inside);
-      plan.mounts.push_back({dir, inside, "", MS_BIND | MS_REC, "", false, true});
+      std::filesystem::create_directories(root_dir_ + dir);
+      if (settings_.ids.chown)
+        (void)::lchown((root_dir_ + dir).c_str(), settings_.ids.uid_base, settings_.ids.gid_base);
+      plan.add("bind-ro").add(dir).add(dir);
     }
   }
-  for (const char* d : {"/dev", "/proc", "/workspace", "/tmp", "/root"})
-    fs::create_directories(root_dir_ + d);
-  plan.mounts.push_back(
-      {"tmpfs", root_dir_ + "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=1m"});
-  for (const char* node : kDevNodes) {
-    std::string host = std::string("/dev/") + node;
-    if (::access(host.c_str(), F_OK) != 0) continue;
-    plan.mounts.push_back({host, root_dir_ + "/dev/" + node, "", MS_BIND, "", true, false});
-  }
-  plan.links.emplace_back("/proc/self/fd", root_dir_ + "/dev/fd");
-  plan.links.emplace_back("/proc/self/fd/0", root_dir_ + "/dev/stdin");
-  plan.links.emplace_back("/proc/self/fd/1", root_dir_ + "/dev/stdout");
-  plan.links.emplace_back("/proc/self/fd/2", root_dir_ + "/dev/stderr");
-  plan.mounts.push_back(
-      {"proc", root_dir_ + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, ""});
-  plan.mounts.push_back({workspace_dir_, root_dir_ + "/workspace", "", MS_BIND, ""});
-  plan.mounts.push_back({base_dir_ + "/tmp", root_dir_ + "/tmp", "", MS_BIND, ""});
-  plan.mounts.push_back({home_dir_, root_dir_ + "/root", "", MS_BIND, ""});
-  // The /dev links go on the namespace's private /dev, once it is mounted.
-  plan.late_links.assign(plan.links.end() - 4, plan.links.end());
-  plan.links.resize(plan.links.size() - 4);
+  plan.add("tmpfs").add("/dev").add("mode=755,size=1m");
+  for (const char* node : kDevNodes) plan.add("dev").add(node);
+  plan.add("link").add("/proc/self/fd").add("/dev/fd");
+  plan.add("link").add("/proc/self/fd/0").add("/dev/stdin");
+  plan.add("link").add("/proc/self/fd/1").add("/dev/stdout");
+  plan.add("link").add("/proc/self/fd/2").add("/dev/stderr");
+  plan.add("tmpfs").add("/dev/shm").add("mode=1777,size=64m");
+  plan.add("proc").add("/proc");
+  plan.add("bind-rw").add(workspace_dir_).add("/workspace");
+  plan.add("bind-rw").add(base_dir_ + "/tmp").add("/tmp");
+  plan.add("bind-rw").add(home_dir_).add("/root");
+  plan.add("hostname").add(hostname);
+  plan.add("limit").add("nproc").add(std::to_string(settings_.limits.max_processes));
+  plan.add("limit").add("nofile").add(std::to_string(settings_.limits.max_open_files));
+  plan.add("limit").add("fsize").add(std::to_string(settings_.limits.max_file_bytes));
 
-  auto none_if_empty = [](const std::string& text) {
-    return text.empty() ? nullptr : text.c_str();
-  };
-  std::vector<RawMount> raw_mounts;
-  for (const auto& m : plan.mounts) {
-    raw_mounts.push_back({none_if_empty(m.source), m.target.c_str(), none_if_empty(m.fstype),
-                          m.flags, none_if_empty(m.data), m.make_file, m.remount_ro});
-  }
-  std::vector<RawLink> raw_links, raw_late_links;
-  for (const auto& [target, link] : plan.links) raw_links.push_back({target.c_str(), link.c_str()});
-  for (const auto& [target, link] : plan.late_links)
-    raw_late_links.push_back({target.c_str(), link.c_str()});
-  HolderSteps steps;
-  steps.root = plan.root.c_str();
-  steps.mounts = raw_mounts.data();
-  steps.mount_count = raw_mounts.size();
-  steps.links = raw_links.data();
-  steps.link_count = raw_links.size();
-  steps.late_links = raw_late_links.data();
-  steps.late_link_count = raw_late_links.size();
-
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error(errno_text("pipe2", errno));
-  steps.ready_fd = pipefd[1];
-  pid_t pid = spawn_holder(&steps);
-  int clone_err = errno;
-  ::close(pipefd[1]);
-  if (pid < 0) {
-    ::close(pipefd[0]);
-    throw std::runtime_error(errno_text("clone", clone_err));
-  }
-  unsigned char msg[2] = {0, 0};
-  ssize_t n;
-  do {
-    n = ::read(pipefd[0], msg, sizeof msg);
-  } while (n < 0 && errno == EINTR);
-  ::close(pipefd[0]);
-  if (n != 1 || msg[0] != 'K') {
+  std::string error;
+  const int image = init_image_fd(error);
+  if (image < 0) throw std::runtime_error("the sandbox init is not available: " + error);
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    throw std::runtime_error(errno_text("socketpair", errno));
+  ScopedFd mine(pair[0]);
+  ScopedFd theirs(pair[1]);
+  static const char* const kArgv[] = {"lizard-sandbox-init", nullptr};
+  static const char* const kEnvp[] = {nullptr};
+  InitChildPlan child{theirs.get(), image, kArgv, kEnvp};
+  const pid_t pid = spawn_init_child(&child);
+  const int clone_err = errno;
+  theirs.reset();
+  if (pid < 0) throw std::runtime_error(errno_text("clone into new namespaces", clone_err));
+  const auto give_up = [&](const std::string& why) {
     ::kill(pid, SIGKILL);
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
-    throw std::runtime_error("sandbox setup failed at step " + std::to_string(msg[0]) + ": " +
-                             std::strerror(msg[1]));
-  }
-  holder_ = pid;
-  std::string proc = "/proc/" + std::to_string(pid);
-  mnt_ns_fd_ = ::open((proc + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC);
-  pid_ns_fd_ = ::open((proc + "/ns/pid").c_str(), O_RDONLY | O_CLOEXEC);
-  root_fd_ = ::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (mnt_ns_fd_ < 0 || pid_ns_fd_ < 0 || root_fd_ < 0) {
-    int err = errno;
-    stop();
-    throw std::runtime_error(errno_text("open the sandbox namespaces", err));
-  }
-}
-
-void SandboxRuntime::kill_all_groups() {
-  for (const auto& p : running_) ::kill(-p.host_pid, SIGKILL);
+    throw std::runtime_error(why);
+  };
+  // Sandbox root is the mock's own user, or (as root) an unprivileged range.
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const IdMap& ids = settings_.ids;
+  if (ids.count == 1 && !write_file_text(proc + "/setgroups", "deny"))
+    give_up(errno_text("write setgroups", errno));
+  if (!write_file_text(proc + "/uid_map",
+                       "0 " + std::to_string(ids.uid_base) + " " + std::to_string(ids.count)))
+    give_up(errno_text("write the uid map", errno));
+  if (!write_file_text(proc + "/gid_map",
+                       "0 " + std::to_string(ids.gid_base) + " " + std::to_string(ids.count)))
+    give_up(errno_text("write the gid map", errno));
+  std::string plan_msg(1, proto::kPlan);
+  plan_msg += plan.bytes();
+  if (::send(mine.get(), &proto::kGo, 1, MSG_NOSIGNAL) != 1 ||
+      ::send(mine.get(), plan_msg.data(), plan_msg.size(), MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(plan_msg.size()))
+    give_up(errno_text("send the sandbox plan", errno));
+  pollfd p{mine.get(), POLLIN, 0};
+  const int ready = ::poll(&p, 1, static_cast<int>(kSetupTimeout.count() * 1000));
+  std::string answer(4096, '\0');
+  const ssize_t n = ready > 0 ? ::recv(mine.get(), answer.data(), answer.size(), 0) : -1;
+  if (n <= 0) give_up("the sandbox init did not answer");
+  answer.resize(static_cast<std::size_t>(n));
+  if (answer[0] != proto::kReady) give_up("sandbox setup failed: " + answer.substr(1));
+  const int root = ::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) give_up(errno_text("open the sandbox root", errno));
+  std::lock_guard lock(mu_);
+  init_ = pid;
+  control_ = *mine.out();
+  *mine.out() = -1;
+  root_fd_ = root;
 }
 
 void SandboxRuntime::stop() {
   std::lock_guard lock(mu_);
   if (stopped_) return;
   stopped_ = true;
-  // Killing PID 1 of the namespace kills every process in it; in degraded
-  // mode only the exec groups can be reached.
-  kill_all_groups();
-  if (holder_ > 0) {
-    ::kill(holder_, SIGKILL);
-    while (::waitpid(holder_, nullptr, 0) < 0 && errno == EINTR) {
+  // Killing PID 1 of the namespace kills every process in it, detached ones
+  // too; waitpid returns once they are all gone.
+  if (init_ > 0) {
+    ::kill(init_, SIGKILL);
+    while (::waitpid(init_, nullptr, 0) < 0 && errno == EINTR) {
     }
-    holder_ = -1;
+    init_ = -1;
   }
+  close_fd(control_);
   close_fd(root_fd_);
-  close_fd(mnt_ns_fd_);
-  close_fd(pid_ns_fd_);
 }
 
 void SandboxRuntime::destroy() {
@@ -494,7 +448,6 @@ void SandboxRuntime::destroy() {
     remove_tree(base_dir_);
   } else {
     for (const char* d : {"/root", "/tmp", "/home"}) remove_tree(base_dir_ + d);
-    ::unlink((base_dir_ + "/workspace").c_str());
     ::rmdir(base_dir_.c_str());
   }
 }
@@ -534,194 +487,119 @@ ExecOutcome SandboxRuntime::run(const ExecSpec& spec, std::chrono::milliseconds 
                                 std::int64_t started_at_ms,
                                 const std::vector<std::string>& display_cmd) {
   ExecOutcome out;
-  // Everything the children need is built before the clone: after it, a
-  // child of this multithreaded process may only make system calls.
-  std::string workdir = spec.workdir;
-  std::vector<std::string> candidates;
-  const std::string& prog = spec.argv.at(0);
-  if (prog.find('/') != std::string::npos) {
-    candidates.push_back(prog);
-  } else if (!prog.empty()) {
-    std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    for (const auto& e : spec.env) {
-      if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
-    }
-    std::size_t start = 0;
-    while (start <= path.size()) {
-      std::size_t end = path.find(':', start);
-      if (end == std::string::npos) end = path.size();
-      std::string dir = path.substr(start, end - start);
-      if (dir.empty()) dir = ".";
-      candidates.push_back(dir + "/" + prog);
-      start = end + 1;
-    }
-  }
-  if (!isolate_) {
-    // Degraded mode: sandbox paths map onto the sandbox's own directories.
-    auto map = [&](const std::string& p) -> std::string {
-      for (const auto& [from, to] :
-           {std::pair<std::string, std::string>{"/workspace", workspace_dir_},
-            {"/tmp", base_dir_ + "/tmp"},
-            {"/root", base_dir_ + "/home"}}) {
-        if (p == from || p.rfind(from + "/", 0) == 0) return to + p.substr(from.size());
-      }
-      return p;
-    };
-    workdir = map(workdir);
-  }
-
-  std::vector<const char*> candidate_ptrs;
-  for (const auto& c : candidates) candidate_ptrs.push_back(c.c_str());
-  std::vector<char*> argv_ptrs;
-  for (const auto& a : spec.argv) argv_ptrs.push_back(const_cast<char*>(a.c_str()));
-  argv_ptrs.push_back(nullptr);
-  std::vector<char*> envp_ptrs;
-  for (const auto& e : spec.env) envp_ptrs.push_back(const_cast<char*>(e.c_str()));
-  envp_ptrs.push_back(nullptr);
-  RelayPlan plan;
-  plan.workdir = workdir.c_str();
-  plan.candidates = candidate_ptrs.data();
-  plan.candidate_count = candidate_ptrs.size();
-  plan.argv = argv_ptrs.data();
-  plan.envp = envp_ptrs.data();
-
-  int out_p[2], err_p[2], info_p[2];
-  if (::pipe2(out_p, O_CLOEXEC) != 0) return out;
-  if (::pipe2(err_p, O_CLOEXEC) != 0) {
-    ::close(out_p[0]);
-    ::close(out_p[1]);
-    return out;
-  }
-  if (::pipe2(info_p, O_CLOEXEC) != 0) {
-    for (int f : {out_p[0], out_p[1], err_p[0], err_p[1]}) ::close(f);
-    return out;
-  }
-  plan.out_w = out_p[1];
-  plan.err_w = err_p[1];
-  plan.info_w = info_p[1];
-
-  pid_t relay;
+  int sp[2], op[2], ep[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) != 0) return out;
+  ScopedFd exec_sock(sp[0]), exec_theirs(sp[1]);
+  if (::pipe2(op, O_CLOEXEC) != 0) return out;
+  ScopedFd out_r(op[0]), out_w(op[1]);
+  if (::pipe2(ep, O_CLOEXEC) != 0) return out;
+  ScopedFd err_r(ep[0]), err_w(ep[1]);
+  const int on = 1;
+  (void)::setsockopt(exec_sock.get(), SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
   {
     std::lock_guard lock(mu_);
-    if (stopped_) {
-      for (int f : {out_p[0], out_p[1], err_p[0], err_p[1], info_p[0], info_p[1]}) ::close(f);
+    if (stopped_ || control_ < 0) return out;
+    if (!send_with_fds(control_, proto::kExec, {exec_theirs.get(), out_w.get(), err_w.get()}))
       return out;
-    }
-    plan.mnt_fd = mnt_ns_fd_;
-    plan.pid_fd = pid_ns_fd_;
-    relay = spawn_relay(&plan);
   }
-  ::close(out_p[1]);
-  ::close(err_p[1]);
-  ::close(info_p[1]);
-  if (relay < 0) {
-    for (int f : {out_p[0], err_p[0], info_p[0]}) ::close(f);
-    return out;
-  }
-  pid_t host_pid = 0, ns_pid = 0;
-  for (;;) {
-    std::int32_t rec[2];
-    ssize_t n = ::read(info_p[0], rec, sizeof rec);
-    if (n < 0 && errno == EINTR) continue;
-    if (n != static_cast<ssize_t>(sizeof rec)) break;
-    if (rec[0] == 'H') host_pid = rec[1];
-    if (rec[0] == 'N') ns_pid = rec[1];
-  }
-  ::close(info_p[0]);
-  int relay_fd = sys_pidfd_open(relay);
-  out.started = host_pid > 0;
-  if (host_pid > 0) {
-    std::lock_guard lock(mu_);
-    running_.push_back({ns_pid > 0 ? ns_pid : host_pid, host_pid, display_cmd, started_at_ms});
-    if (stopped_) ::kill(-host_pid, SIGKILL);
-  }
-  if (host_pid > 0 && on_pid) on_pid(ns_pid > 0 ? ns_pid : host_pid);
+  exec_theirs.reset();
+  out_w.reset();
+  err_w.reset();
+  const std::string frame = encode_spec(spec);
+  // A failed send means the command is gone already; its records say why.
+  (void)send_all(exec_sock.get(), frame.data(), frame.size());
 
-  auto deadline = Clock::now() + timeout;
+  ExecChannel channel(exec_sock.get());
+  bool channel_open = true;
+  pid_t host_pid = 0;
+  // Once the command announced itself: it is listed, and can be killed.
+  const auto kill_group = [&] {
+    if (host_pid > 0) ::kill(-host_pid, SIGKILL);
+  };
+  const auto note_start = [&] {
+    if (!channel.started || host_pid > 0 || channel.host_pid <= 0) return;
+    host_pid = channel.host_pid;
+    {
+      std::lock_guard lock(mu_);
+      running_.push_back({channel.sandbox_pid, host_pid, display_cmd, started_at_ms});
+      if (stopped_) ::kill(-host_pid, SIGKILL);
+    }
+    if (on_pid) on_pid(channel.sandbox_pid);
+    if (out.timed_out || out.cancelled) kill_group();
+  };
+
+  const auto deadline = Clock::now() + timeout;
   std::optional<Clock::time_point> grace_end;
-  bool relay_done = false;
-  int relay_status = 0;
-  int fds[2] = {out_p[0], err_p[0]};
+  int fds[2] = {out_r.get(), err_r.get()};
   std::string* bufs[2] = {&out.stdout_bytes, &out.stderr_bytes};
   bool* truncs[2] = {&out.stdout_truncated, &out.stderr_truncated};
   std::vector<char> chunk(64 * 1024);
-  auto kill_group = [&] {
-    if (host_pid > 0) ::kill(-host_pid, SIGKILL);
-  };
-  auto reap_relay = [&] {
-    while (::waitpid(relay, &relay_status, 0) < 0 && errno == EINTR) {
-    }
-    relay_done = true;
-    grace_end = Clock::now() + kDrainGrace;
-  };
+  const auto done = [&] { return !channel_open || channel.exited; };
+  std::optional<Clock::time_point> gave_up_at;  // timed out or cancelled
   for (;;) {
-    if (relay_done && fds[0] < 0 && fds[1] < 0) break;
-    auto now = Clock::now();
-    if (relay_done && now >= *grace_end) break;
-    if (!relay_done && !out.timed_out && !out.cancelled && now >= deadline) {
+    if (done() && fds[0] < 0 && fds[1] < 0) break;
+    const auto now = Clock::now();
+    // A command that never announced itself cannot be killed: stop waiting.
+    if (gave_up_at && host_pid <= 0 && now - *gave_up_at > std::chrono::seconds(5)) break;
+    if (done()) {
+      if (!grace_end) grace_end = now + kDrainGrace;
+      if (now >= *grace_end) break;
+    }
+    if (!done() && !out.timed_out && !out.cancelled && now >= deadline) {
       out.timed_out = true;
+      gave_up_at = now;
       kill_group();
     }
-    if (!relay_done && !out.cancelled && should_stop && should_stop()) {
+    if (!done() && !out.cancelled && should_stop && should_stop()) {
       out.cancelled = true;
+      if (!gave_up_at) gave_up_at = now;
       kill_group();
     }
-    auto wake = relay_done
-                    ? *grace_end
-                    : (out.timed_out ? now + std::chrono::milliseconds(100)
-                                     : std::min(deadline, now + std::chrono::milliseconds(250)));
-    int wait_ms = static_cast<int>(
+    const auto wake =
+        done() ? *grace_end
+               : (out.timed_out ? now + std::chrono::milliseconds(100)
+                                : std::min(deadline, now + std::chrono::milliseconds(250)));
+    const int wait_ms = static_cast<int>(
         std::max<std::int64_t>(
             0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count()) +
         1);
     pollfd pfds[3];
-    int n = 0;
     int idx[3];
+    int n = 0;
     for (int s = 0; s < 2; ++s) {
       if (fds[s] >= 0) {
         pfds[n] = {fds[s], POLLIN, 0};
         idx[n++] = s;
       }
     }
-    if (!relay_done) {
-      if (relay_fd >= 0) {
-        pfds[n] = {relay_fd, POLLIN, 0};
-        idx[n++] = 2;
-      } else {
-        // No pidfd: fall back to polling the relay's state.
-        int st;
-        pid_t r = ::waitpid(relay, &st, WNOHANG);
-        if (r == relay) {
-          relay_status = st;
-          relay_done = true;
-          grace_end = Clock::now() + kDrainGrace;
-          continue;
-        }
-        wait_ms = std::min(wait_ms, 20);
-      }
+    if (!done()) {
+      pfds[n] = {exec_sock.get(), POLLIN, 0};
+      idx[n++] = 2;
     }
-    int rc = ::poll(pfds, static_cast<nfds_t>(n), wait_ms);
+    const int rc = ::poll(pfds, static_cast<nfds_t>(n), wait_ms);
     if (rc < 0 && errno != EINTR) break;
     if (rc <= 0) continue;
     for (int k = 0; k < n; ++k) {
       if (pfds[k].revents == 0) continue;
       if (idx[k] == 2) {
-        reap_relay();
+        channel_open = channel.read_some() && channel_open;
+        note_start();
         continue;
       }
-      int s = idx[k];
-      ssize_t got = ::read(fds[s], chunk.data(), chunk.size());
+      const int s = idx[k];
+      const ssize_t got = ::read(fds[s], chunk.data(), chunk.size());
       if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (got <= 0) {
-        ::close(fds[s]);
         fds[s] = -1;
+        (s == 0 ? out_r : err_r).reset();
         continue;
       }
-      std::string_view data(chunk.data(), static_cast<std::size_t>(got));
+      const std::string_view data(chunk.data(), static_cast<std::size_t>(got));
       if (on_output) on_output(s + 1, data);
       std::string& b = *bufs[s];
+      if (cap == 0) continue;
       if (b.size() < cap) {
-        std::size_t take = std::min(cap - b.size(), data.size());
+        const std::size_t take = std::min(cap - b.size(), data.size());
         b.append(data.substr(0, take));
         if (take < data.size()) *truncs[s] = true;
       } else {
@@ -729,26 +607,26 @@ ExecOutcome SandboxRuntime::run(const ExecSpec& spec, std::chrono::milliseconds 
       }
     }
   }
-  for (int f : fds) {
-    if (f >= 0) ::close(f);
-  }
-  if (!relay_done) {
-    kill_group();
-    reap_relay();
-  }
-  if (relay_fd >= 0) ::close(relay_fd);
+  if (!done()) kill_group();
+  out.started = channel.started || channel.exited;
   {
     std::lock_guard lock(mu_);
     running_.erase(std::remove_if(running_.begin(), running_.end(),
                                   [&](const ProcessInfo& p) { return p.host_pid == host_pid; }),
                    running_.end());
   }
-  if (WIFEXITED(relay_status)) {
-    out.exit_code = WEXITSTATUS(relay_status);
-  } else if (WIFSIGNALED(relay_status)) {
-    out.exit_code = 128 + WTERMSIG(relay_status);
+  if (channel.exited) {
+    const int st = channel.wait_status;
+    if (WIFEXITED(st)) out.exit_code = WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) out.exit_code = 128 + WTERMSIG(st);
+  } else if (channel.exec_errno != 0 && !channel.started) {
+    // The init could not even fork it (the sandbox's process limit).
+    out.stderr_bytes += std::string("lizard-mock: cannot start the command: ") +
+                        std::strerror(channel.exec_errno) + "\n";
+    out.exit_code = 126;
+  } else {
+    out.started = false;  // the sandbox went away under it
   }
-  if (!out.started) out.exit_code = -1;
   if (out.timed_out) out.exit_code = 124;
   return out;
 }
@@ -791,14 +669,149 @@ void remove_tree(const std::string& path) {
   ::rmdir(path.c_str());
 }
 
-void copy_tree(const std::string& from, const std::string& to) {
-  namespace fs = std::filesystem;
+namespace {
+
+// Copies the regular file `name` of `from_dir` into `to_dir`.
+void copy_file_at(int from_dir, int to_dir, const char* name, mode_t mode, const IdMap& owner) {
+  ScopedFd in(::openat(from_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (in.get() < 0) return;
+  struct stat st {};
+  if (::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // swapped meanwhile
+  ScopedFd outf(
+      ::openat(to_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777));
+  if (outf.get() < 0) return;
+  owner.give(outf.get());
+  (void)::fchmod(outf.get(), mode & 07777);
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(in.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (::write(outf.get(), buf, static_cast<std::size_t>(n)) != n) break;
+  }
+}
+
+void copy_dir_at(int from, int to, const IdMap& owner, int depth) {
+  if (depth > 256) return;
+  const int dup = ::openat(from, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dup < 0) return;
+  DirPtr d(::fdopendir(dup));
+  if (!d) {
+    ::close(dup);
+    return;
+  }
+  struct stat top {};
+  if (::fstat(from, &top) != 0) return;
+  while (dirent* e = ::readdir(d.get())) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    struct stat st {};
+    if (::fstatat(from, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      if (st.st_dev != top.st_dev) continue;  // another file system: not the sandbox's files
+      ScopedFd sub(::openat(from, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (sub.get() < 0) continue;  // swapped for a link meanwhile: left out
+      if (::mkdirat(to, n.c_str(), 0700) != 0 && errno != EEXIST) continue;
+      ScopedFd dst(::openat(to, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (dst.get() < 0) continue;
+      copy_dir_at(sub.get(), dst.get(), owner, depth + 1);
+      owner.give(dst.get());
+      (void)::fchmod(dst.get(), st.st_mode & 07777);
+    } else if (S_ISREG(st.st_mode)) {
+      copy_file_at(from, to, n.c_str(), st.st_mode, owner);
+    } else if (S_ISLNK(st.st_mode)) {
+      std::string target(4096, '\0');
+      const ssize_t len = ::readlinkat(from, n.c_str(), target.data(), target.size());
+      if (len < 0) continue;
+      target.resize(static_cast<std::size_t>(len));
+      if (::symlinkat(target.c_str(), to, n.c_str()) == 0 && owner.chown)
+        (void)::fchownat(to, n.c_str(), owner.uid_base, owner.gid_base, AT_SYMLINK_NOFOLLOW);
+    }
+  }
+}
+
+}  // namespace
+
+void copy_tree(const std::string& from, const std::string& to, const IdMap& owner) {
   std::error_code ec;
-  fs::create_directories(to, ec);
-  fs::copy(from, to,
-           fs::copy_options::recursive | fs::copy_options::copy_symlinks |
-               fs::copy_options::overwrite_existing,
-           ec);
+  std::filesystem::create_directories(to, ec);
+  ScopedFd src(::open(from.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  ScopedFd dst(::open(to.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (src.get() < 0 || dst.get() < 0) return;
+  copy_dir_at(src.get(), dst.get(), owner, 0);
+  struct stat st {};
+  if (::fstat(src.get(), &st) == 0) (void)::fchmod(dst.get(), st.st_mode & 07777);
+  owner.give(dst.get());
+}
+
+namespace {
+
+std::string first_line_of(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string diagnose(const std::string& failure) {
+  std::string msg =
+      "the Lizard mock cannot isolate its sandboxes on this machine (" + failure +
+      "). Every sandbox needs its own user, mount, PID and network namespaces, and the mock "
+      "refuses to run commands without them.";
+  std::string causes;
+  if (first_line_of("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1") {
+    causes +=
+        "\n  - AppArmor restricts unprivileged user namespaces (Ubuntu 23.10 and later): run "
+        "`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or give this program an "
+        "AppArmor profile that allows `userns`, or run it as root.";
+  }
+  if (first_line_of("/proc/sys/kernel/unprivileged_userns_clone") == "0") {
+    causes +=
+        "\n  - unprivileged user namespaces are switched off: run `sudo sysctl "
+        "kernel.unprivileged_userns_clone=1`, or run as root.";
+  }
+  if (first_line_of("/proc/sys/user/max_user_namespaces") == "0") {
+    causes +=
+        "\n  - user namespaces are disabled: run `sudo sysctl user.max_user_namespaces=15000`.";
+  }
+  msg += causes.empty() ? "\nFixes:" : "\nFound:" + causes + "\nOther fixes:";
+  msg +=
+      "\n  - in a container (Docker, Podman, a CI job's container): start it with "
+      "`--security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt "
+      "systempaths=unconfined` (their defaults refuse new namespaces and mask /proc), or "
+      "`--privileged`;"
+      "\n  - or run the suite as root on a machine (or VM) of your own.";
+  return msg;
+}
+
+}  // namespace
+
+std::optional<std::string> isolation_problem() {
+  static std::once_flag once;
+  static std::optional<std::string> problem;
+  std::call_once(once, [] {
+    std::error_code ec;
+    std::string tmpl =
+        (std::filesystem::temp_directory_path(ec) / "lizard-mock-probe-XXXXXX").string();
+    if (ec || !::mkdtemp(tmpl.data())) {
+      problem = "cannot create a temporary directory (" + std::string(std::strerror(errno)) +
+                "); set TMPDIR to a writable directory";
+      return;
+    }
+    try {
+      MockOptions defaults;
+      SandboxSettings settings = sandbox_settings_for_this_process(defaults);
+      if (settings.ids.chown) {
+        (void)::chmod(tmpl.c_str(), 0711);
+      }
+      SandboxRuntime probe(tmpl + "/sandbox", "", settings, "probe");
+      probe.destroy();
+    } catch (const std::exception& e) {
+      problem = diagnose(e.what());
+    }
+    remove_tree(tmpl);
+  });
+  return problem;
 }
 
 }  // namespace lizard::mock::internal

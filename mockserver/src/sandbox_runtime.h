@@ -1,43 +1,54 @@
-// The real side of a mock sandbox: a directory tree on this machine, a
-// long-lived "holder" process that owns the sandbox's mount and PID
-// namespaces, and the spawning of commands inside them.
+// The real side of a mock sandbox: a directory tree on this machine, its
+// PID 1 (lizard-sandbox-init, mockserver/init/) in fresh user, mount, PID,
+// network, UTS, IPC and cgroup namespaces, and the commands it starts.
 //
-// Isolated mode (the normal one): the holder is PID 1 of a fresh PID
-// namespace, in a fresh mount namespace whose root is a read-only tree of
-// bind mounts of the host's /usr, /etc (and the usr-merge links), a minimal
-// /dev, a private /proc, and read-write binds of the sandbox's own
-// workspace (/workspace), tmp (/tmp) and home (/root). Killing the holder
-// makes the kernel kill every process of the namespace, detached ones too.
-//
-// Degraded mode (namespaces refused): no holder; commands run on the host
-// with the sandbox's workspace directory as their working directory. The
-// server announces it; see docs/mockserver.md.
+// Users: uid 0 in the sandbox is never host uid 0. When the mock runs as
+// root, sandbox ids 0..65535 map to an unprivileged host range (see
+// SandboxIds); otherwise uid 0 maps to the mock's own uid and no other id
+// exists. Files the mock writes for a sandbox belong to its root.
 //
 // Thread safety: a SandboxRuntime may be used from many threads at once;
-// stop() may race with spawn() (the spawn then fails or its process dies).
+// stop() may race with run() (the run then fails or its process dies).
 #pragma once
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <utility>
+#include <string_view>
 #include <vector>
+
+#include "lizard/mock/mock_server.h"
+#include "sandbox_files.h"
 
 namespace lizard::mock::internal {
 
-// True when this process may create mount and PID namespaces (probed once
-// by forking a child that tries).
-bool namespaces_available(std::string* why_not);
+// How one mock's sandboxes map users to the host, and their limits.
+struct SandboxSettings {
+  IdMap ids;
+  SandboxLimits limits;
+};
+
+// The settings for a mock running as this process's user: a root mock maps
+// sandbox ids 0..65535 to host ids from `root_id_base`; any other user maps
+// uid 0 (and gid 0) to itself.
+SandboxSettings sandbox_settings_for_this_process(const MockOptions& options);
+
+// Why sandboxes cannot be isolated here, with the fixes; nullopt when they
+// can. Tried once (a sandbox is really started) and remembered.
+std::optional<std::string> isolation_problem();
 
 struct ExecSpec {
   std::vector<std::string> argv;  // argv[0] looked up on PATH unless it holds '/'
   std::vector<std::string> env;   // "NAME=value", the whole environment
   std::string workdir;            // as the sandbox sees it
+  std::uint32_t uid = 0;          // as the sandbox sees them
+  std::uint32_t gid = 0;
 };
 
 struct ExecOutcome {
@@ -47,7 +58,7 @@ struct ExecOutcome {
   bool stderr_truncated = false;
   int exit_code = -1;
   bool timed_out = false;
-  bool started = false;    // false: the spawn itself failed (sandbox gone)
+  bool started = false;    // false: the command could not be handed to the sandbox
   bool cancelled = false;  // the caller's should_stop said so
 };
 
@@ -61,38 +72,36 @@ struct ProcessInfo {
 class SandboxRuntime {
  public:
   // Creates base/{root,tmp,home} (and base/workspace unless workspace_dir
-  // is given, e.g. a volume) and, when `isolate`, the holder. Throws
-  // std::runtime_error when the holder cannot be set up.
-  SandboxRuntime(std::string base_dir, std::string workspace_dir, bool isolate);
+  // is given, e.g. a volume) and starts the sandbox's init. Throws
+  // std::runtime_error naming the step that failed.
+  SandboxRuntime(std::string base_dir, std::string workspace_dir, const SandboxSettings& settings,
+                 const std::string& hostname);
   ~SandboxRuntime();
   SandboxRuntime(const SandboxRuntime&) = delete;
   SandboxRuntime& operator=(const SandboxRuntime&) = delete;
 
-  // Kills every process of the sandbox and waits for the holder. Files stay.
+  // Kills every process of the sandbox (its init first). Files stay.
   void stop();
   // stop() and removes base_dir (never crossing into another file system,
   // and never the workspace when it is an external directory).
   void destroy();
 
-  bool isolated() const { return isolate_; }
   const std::string& workspace_dir() const { return workspace_dir_; }
   const std::string& base_dir() const { return base_dir_; }
   // The host directory seen as /root (the sandbox's home).
   const std::string& home_dir() const { return home_dir_; }
-  // A directory fd (O_PATH) of the root the sandbox's processes see; -1
-  // after stop(). Use with openat2(RESOLVE_IN_ROOT).
-  int root_fd() const { return root_fd_; }
-  // A private duplicate of root_fd() (close it yourself), or -1 once
-  // stopped: a concurrent stop() can never turn it into another file.
+  const IdMap& ids() const { return settings_.ids; }
+  // A private duplicate of the root the sandbox's processes see (O_PATH;
+  // close it yourself), or -1 once stopped. Use with openat2(RESOLVE_IN_ROOT).
   int dup_root_fd() const;
 
   // Runs a command and collects its output under the rules of the API:
-  // each stream kept up to `cap` bytes (then drained and dropped), killed
-  // with its process group after `timeout`, answered once the direct
-  // process exited and the pipes closed (or a short grace passed).
+  // each stream kept up to `cap` bytes (0: no cap; then drained and
+  // dropped), killed with its process group after `timeout`, answered once
+  // the command exited and the pipes closed (or a short grace passed).
   // `on_output(stream, bytes)` (stream 1 or 2) sees every byte when given;
-  // `on_pid(sandbox_pid)` fires once the process exists; `should_stop`
-  // is polled and kills the group when it returns true.
+  // `on_pid(sandbox_pid)` fires once the process exists; `should_stop` is
+  // polled and kills the group when it returns true.
   ExecOutcome run(const ExecSpec& spec, std::chrono::milliseconds timeout, std::size_t cap,
                   const std::function<void(int, std::string_view)>& on_output,
                   const std::function<void(pid_t)>& on_pid,
@@ -106,20 +115,18 @@ class SandboxRuntime {
   bool signal(pid_t pid, int sig);
 
  private:
-  void start_holder();
-  void kill_all_groups();
+  void start_init(const std::string& hostname);
 
   std::string base_dir_;
   std::string workspace_dir_;
   std::string root_dir_;
   std::string home_dir_;
-  bool isolate_;
   bool external_workspace_;
+  SandboxSettings settings_;
   mutable std::mutex mu_;
-  pid_t holder_ = -1;
+  pid_t init_ = -1;
+  int control_ = -1;
   int root_fd_ = -1;
-  int mnt_ns_fd_ = -1;
-  int pid_ns_fd_ = -1;
   bool stopped_ = false;
   std::vector<ProcessInfo> running_;
 };
@@ -128,8 +135,11 @@ class SandboxRuntime {
 // into other file systems (a stale bind mount is never descended into).
 void remove_tree(const std::string& path);
 
-// Copies a directory tree (files, dirs, links; modes kept). For fork and
-// snapshot.
-void copy_tree(const std::string& from, const std::string& to);
+// Copies a directory tree (files, dirs, links; modes kept) for fork and
+// snapshot, never following a link: every step opens relative to its parent
+// with O_NOFOLLOW, so a sandbox that swaps a directory for a link while it
+// is copied cannot make the copy read outside its own tree. What is created
+// belongs to `owner`'s sandbox root. Mount points and special files are left out.
+void copy_tree(const std::string& from, const std::string& to, const IdMap& owner);
 
 }  // namespace lizard::mock::internal

@@ -1,6 +1,8 @@
 #include "state.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -9,6 +11,7 @@
 
 #include "api_error.h"
 #include "sandbox_runtime.h"
+#include "state_dirs.h"
 #include "wire_values.h"
 
 namespace lizard::mock::internal {
@@ -69,25 +72,32 @@ std::shared_ptr<Sandbox> MockState::Tables::take(const std::string& id) {
   return sb;
 }
 
-MockState::MockState(const MockOptions& options) : options_(options), rng_(std::random_device{}()) {
+MockState::MockState(const MockOptions& options)
+    : options_(options),
+      settings_(sandbox_settings_for_this_process(options)),
+      rng_(std::random_device{}()) {
   if (options_.api_keys.empty()) options_.api_keys.push_back(kDefaultApiKey);
   if (options_.projects.empty()) options_.projects.push_back(kDefaultProject);
-  std::string why = "disabled by MockOptions::use_namespaces";
-  isolated_ = options_.use_namespaces && namespaces_available(&why);
-  if (!isolated_ && options_.log) {
-    options_.log("WARNING: Linux namespaces are not permitted here (" + why +
-                 "); sandboxes run in DEGRADED mode without isolation: commands run on the host, "
-                 "in the sandbox's own directory. See docs/mockserver.md.");
-  }
+  if (auto problem = isolation_problem()) throw IsolationUnavailable(*problem);
   if (options_.state_dir.empty()) {
+    remove_abandoned_state_dirs();
     std::string tmpl = (std::filesystem::temp_directory_path() / "lizard-mock-XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) throw std::runtime_error("cannot create the state directory");
     state_dir_ = tmpl;
     own_state_dir_ = true;
+    mark_state_dir_owner(state_dir_);
   } else {
     std::filesystem::create_directories(options_.state_dir);
     state_dir_ = std::filesystem::absolute(options_.state_dir).string();
   }
+  // A root mock's sandbox inits run as an unprivileged host user, which must
+  // be able to pass through (not list) the state directory to its sandbox.
+  if (settings_.ids.chown) ::chmod(state_dir_.c_str(), 0711);
+  for (const char* sub : {"/sandboxes", "/volumes", "/snapshots"}) {
+    std::filesystem::create_directories(state_dir_ + sub);
+    ::chmod((state_dir_ + sub).c_str(), settings_.ids.chown ? 0711 : 0700);
+  }
+  if (own_state_dir_) register_state_dir(state_dir_);
   const std::int64_t now = now_ms();
   Workspace ws{new_id("wks_"), "Mock workspace", now};
   tables_.workspaces[ws.id] = ws;
@@ -116,7 +126,10 @@ MockState::~MockState() {
   reap_cv_.notify_all();
   if (reaper_.joinable()) reaper_.join();
   kill_all_sandboxes();
-  if (own_state_dir_) remove_tree(state_dir_);
+  if (own_state_dir_) {
+    unregister_state_dir(state_dir_);
+    remove_tree(state_dir_);
+  }
 }
 
 std::string MockState::first_project_id() const {
@@ -170,9 +183,16 @@ std::shared_ptr<SandboxRuntime> MockState::running_runtime(const Sandbox& sb) co
   return sb.rt;
 }
 
-std::shared_ptr<SandboxRuntime> MockState::start_runtime(const std::string& base_dir,
+std::shared_ptr<SandboxRuntime> MockState::start_runtime(const std::string& id,
+                                                         const std::string& base_dir,
                                                          const std::string& workspace_dir) const {
-  return std::make_shared<SandboxRuntime>(base_dir, workspace_dir, isolated_);
+  return std::make_shared<SandboxRuntime>(base_dir, workspace_dir, settings_, id);
+}
+
+void MockState::make_sandbox_dir(const std::string& path) const {
+  std::filesystem::create_directories(path);
+  if (settings_.ids.chown)
+    (void)::lchown(path.c_str(), settings_.ids.uid_base, settings_.ids.gid_base);
 }
 
 void MockState::discard(Sandbox& sb) const {
@@ -183,7 +203,6 @@ void MockState::discard(Sandbox& sb) const {
       remove_tree(sb.base_dir);
     } else {
       for (const char* d : {"/root", "/tmp", "/home"}) remove_tree(sb.base_dir + d);
-      ::unlink((sb.base_dir + "/workspace").c_str());
       ::rmdir(sb.base_dir.c_str());
     }
   }

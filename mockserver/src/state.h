@@ -20,6 +20,7 @@
 
 #include "entities.h"
 #include "lizard/mock/mock_server.h"
+#include "sandbox_runtime.h"
 
 namespace lizard::mock::internal {
 
@@ -63,10 +64,8 @@ class MockState {
 
   const MockOptions& options() const { return options_; }
   const std::string& state_dir() const { return state_dir_; }
-  // False in the documented degraded mode (namespaces refused).
-  bool isolated() const { return isolated_; }
-  // Where a sandbox keeps its home under its directory (see SandboxRuntime).
-  const char* home_sub() const { return isolated_ ? "/home" : "/root"; }
+  // How sandboxes map users to the host, and their limits.
+  const SandboxSettings& sandbox_settings() const { return settings_; }
   std::string first_project_id() const;
 
   // The mock clock: real time plus the offset moved by advance_clock().
@@ -85,10 +84,12 @@ class MockState {
   bool alive(const std::string& id);
   // Its runtime; 409 SANDBOX_PAUSED while paused.
   std::shared_ptr<SandboxRuntime> running_runtime(const Sandbox& sb) const;
-  // Starts the processes of a sandbox whose files live in `base_dir`
+  // Starts the processes of sandbox `id`, whose files live in `base_dir`
   // (`workspace_dir`: a volume's directory, or empty for base_dir/workspace).
-  std::shared_ptr<SandboxRuntime> start_runtime(const std::string& base_dir,
+  std::shared_ptr<SandboxRuntime> start_runtime(const std::string& id, const std::string& base_dir,
                                                 const std::string& workspace_dir) const;
+  // Makes a directory of the state dir (volumes, snapshots) the sandboxes' own.
+  void make_sandbox_dir(const std::string& path) const;
   // Kills the processes of a sandbox already taken out of the table and
   // removes its files (never a volume's).
   void discard(Sandbox& sb) const;
@@ -109,7 +110,7 @@ class MockState {
   void reap_loop();
 
   MockOptions options_;
-  bool isolated_ = false;
+  SandboxSettings settings_;
   std::string state_dir_;
   bool own_state_dir_ = false;
   std::atomic<bool> stopping_{false};

@@ -8,12 +8,7 @@
 namespace lizard::mock::test {
 namespace {
 
-class IsolationTest : public MockFixture {
- protected:
-  void SetUp() override {
-    if (!server_->isolated()) GTEST_SKIP() << "namespaces not permitted: degraded mode";
-  }
-};
+class IsolationTest : public MockFixture {};
 
 TEST_F(IsolationTest, OneSandboxCannotSeeAnothersWorkspace) {
   std::string a = create(), b = create();
@@ -222,36 +217,6 @@ TEST(MockServerLifecycle, DestructorKillsAndRemovesState) {
   }
   EXPECT_TRUE(eventually([&] { return host_processes_with("sleep " + marker) == 0; }));
   EXPECT_NE(::access(host_ws.c_str(), F_OK), 0);
-}
-
-}  // namespace
-}  // namespace lizard::mock::test
-
-namespace lizard::mock::test {
-namespace {
-
-class DegradedTest : public MockFixture {
- protected:
-  DegradedTest() : MockFixture(MockOptions{.use_namespaces = false}) {}
-};
-
-TEST_F(DegradedTest, SaysSoAndStillRunsCommandsAndFiles) {
-  EXPECT_FALSE(server_->isolated());
-  auto state = get("/_mock/state");
-  ASSERT_TRUE(state);
-  EXPECT_FALSE(bool_field(parse(state->body), "isolated"));
-  std::string id = create();
-  ASSERT_EQ(post(files_path(id), R"({"path":"/workspace/in","content":"from api"})")->status, 200);
-  auto r = sh(id, "cat in; echo out > made; env | grep -c LIZARD_MOCK_TEST_CANARY");
-  EXPECT_EQ(r.out, "from api0\n");
-  EXPECT_EQ(get(files_path(id) + "?path=/workspace/made")->body, "out\n");
-  EXPECT_EQ(sh(id, "exit 3").exit_code, 3);
-  EXPECT_EQ(
-      sh(id, "pwd", R"("workdir":"/tmp")").out,
-      server_->workspace_dir(id).substr(0, server_->workspace_dir(id).size() - 10) + "/tmp\n");
-  std::string host = server_->workspace_dir(id);
-  ASSERT_EQ(del("/api/sandboxes/" + id)->status, 200);
-  EXPECT_NE(::access(host.c_str(), F_OK), 0);
 }
 
 }  // namespace

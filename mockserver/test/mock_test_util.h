@@ -126,7 +126,8 @@ class MockFixture : public ::testing::Test {
     httplib::Client c(server_->url());
     c.set_read_timeout(120, 0);
     c.set_write_timeout(60, 0);
-    c.set_default_headers({{"X-API-Key", key.empty() ? server_->api_key() : key}});
+    c.set_default_headers({{"X-API-Key", key.empty() ? server_->api_key() : key},
+                           {"X-Mock-Control-Key", server_->control_key()}});
     return c;
   }
 

@@ -1,5 +1,8 @@
-// An embedded mock of the Lizard sandbox HTTP API (../shared/spec/lizard-api.md)
-// that really runs commands in isolated sandboxes on this machine.
+// An embedded mock of the Lizard sandbox HTTP API (docs/lizard-api.md) that
+// really runs commands in isolated sandboxes on this machine: each sandbox is
+// its own user, mount, PID, network, UTS and IPC namespace, its root is never
+// host root, and its commands run without the capabilities and system calls
+// that could reach the host (docs/mockserver.md, "Isolation").
 //
 // A test starts one in-process:
 //
@@ -13,6 +16,10 @@
 // around this class. docs/mockserver.md documents every route and the ways
 // the mock knowingly differs from the real platform.
 //
+// Where the kernel refuses what isolation needs (user namespaces disabled,
+// a container's masked /proc), MockServer's constructor throws
+// IsolationUnavailable; isolation_problem() says so before any server starts.
+//
 // Thread safety: every member function may be called from any thread while
 // the server runs.
 #pragma once
@@ -22,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +39,14 @@ namespace lizard::mock {
 enum class Era {
   kKubernetes,   // pause/resume/fork/snapshot answer 501 (the default)
   kFirecracker,  // pause/resume (files survive, processes do not), fork, snapshot work
+};
+
+// Per-sandbox resource limits, applied to every command of the sandbox (soft
+// and hard): a fork bomb or a disk filler in one sandbox stops at them.
+struct SandboxLimits {
+  long long max_processes = 4096;           // RLIMIT_NPROC, counted per sandbox
+  long long max_open_files = 8192;          // RLIMIT_NOFILE, per process
+  long long max_file_bytes = 4LL << 30;     // RLIMIT_FSIZE, per file
 };
 
 struct MockOptions {
@@ -50,11 +66,36 @@ struct MockOptions {
   std::function<void(std::string_view)> log;
   // Largest request body accepted; larger answers 413 before being read whole.
   std::size_t max_body_bytes = 256u * 1024 * 1024;
-  // False forces the documented degraded mode (no namespaces) even where the
-  // kernel permits them, so that mode can be tested. True: namespaces when
-  // permitted, else degraded mode, announced through `log`.
-  bool use_namespaces = true;
+  // The secret of the control plane (/_mock/...), sent as the header
+  // X-Mock-Control-Key. Empty: a random one, see MockServer::control_key().
+  std::string control_key;
+  SandboxLimits sandbox_limits;
+  // When the mock runs as root: the host ids that sandbox ids 0..65535 map to
+  // start here (never 0). Ignored otherwise (a user's mock maps uid 0 to itself).
+  std::uint32_t root_id_base = 1000000000;
+  // The request journal keeps at most this many entries and this many body
+  // bytes in all (the oldest go first); each body is cut at 1 MiB.
+  std::size_t journal_max_entries = 10000;
+  std::size_t journal_max_bytes = 64u << 20;
 };
+
+// Thrown by MockServer's constructor when sandboxes cannot be isolated here;
+// what() names what is missing and the fixes.
+class IsolationUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Why this machine cannot run isolated sandboxes (with the fixes), or
+// nullopt when it can. The first call starts one sandbox to find out; the
+// answer is remembered. Thread-safe.
+std::optional<std::string> isolation_problem();
+
+// Removes the state directories of every MockServer of this process,
+// without stopping them: for a process about to exit without running
+// destructors (on SIGINT or SIGTERM, or with a thread still inside a
+// server). Their sandboxes end with the process. Thread-safe.
+void remove_state_directories();
 
 inline constexpr const char* kDefaultApiKey = "liz_mock_key";
 inline constexpr const char* kDefaultProject = "mock-project";
@@ -110,9 +151,8 @@ class MockServer {
   // The first accepted key and the first project's ID.
   std::string api_key() const;
   std::string project_id() const;
-  // True when sandboxes are isolated with mount namespaces; false in the
-  // documented degraded mode (announced through the log at start).
-  bool isolated() const;
+  // The control plane's secret (MockOptions::control_key, or the generated one).
+  std::string control_key() const;
 
   // The request journal, oldest first (GET /_mock/requests).
   std::vector<JournalEntry> requests() const;

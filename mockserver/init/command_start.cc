@@ -1,0 +1,212 @@
+#include "command_start.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "init_protocol.h"
+
+namespace lizard::mock::init {
+namespace {
+
+namespace proto = lizard::mock::internal::init_protocol;
+
+// Docker's default capability set: what root in a container keeps.
+constexpr int kKeptCapabilities[] = {
+    CAP_CHOWN,      CAP_DAC_OVERRIDE, CAP_FOWNER,      CAP_FSETID,           CAP_KILL,
+    CAP_SETGID,     CAP_SETUID,       CAP_SETPCAP,     CAP_NET_BIND_SERVICE, CAP_NET_RAW,
+    CAP_SYS_CHROOT, CAP_MKNOD,        CAP_AUDIT_WRITE, CAP_SETFCAP};
+
+[[noreturn]] void quit(int code) { ::_exit(code); }
+
+void say(int fd, std::uint32_t type, std::int32_t value) {
+  const proto::Record r{type, value};
+  (void)::send(fd, &r, sizeof r, MSG_NOSIGNAL);
+}
+
+void complain(const std::string& text) {
+  const std::string line = "lizard-mock: " + text + "\n";
+  (void)::write(2, line.data(), line.size());
+}
+
+bool read_all(int fd, void* buf, std::size_t n) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t got = ::read(fd, p, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+bool kept(int cap) {
+  for (int k : kKeptCapabilities) {
+    if (k == cap) return true;
+  }
+  return false;
+}
+
+bool drop_capabilities() {
+  int last = CAP_LAST_CAP;
+  if (FILE* f = std::fopen("/proc/sys/kernel/cap_last_cap", "re")) {
+    if (std::fscanf(f, "%d", &last) != 1) last = CAP_LAST_CAP;
+    std::fclose(f);
+  }
+  for (int cap = 0; cap <= last; ++cap) {
+    if (!kept(cap) && ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return false;
+  }
+  (void)::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return false;
+  for (int cap = 0; cap < 64; ++cap) {
+    if (kept(cap)) continue;
+    const auto bit = 1u << (cap % 32);
+    data[cap / 32].effective &= ~bit;
+    data[cap / 32].permitted &= ~bit;
+  }
+  data[0].inheritable = data[1].inheritable = 0;
+  return ::syscall(SYS_capset, &header, data) == 0;
+}
+
+void set_limit(int resource, long long value) {
+  if (value < 0) return;
+  const rlimit rl{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+  (void)::setrlimit(resource, &rl);
+}
+
+// The candidates for argv[0]: itself when it holds '/', else each PATH entry.
+std::vector<std::string> candidates(const std::string& prog, const std::vector<std::string>& env) {
+  if (prog.find('/') != std::string::npos) return {prog};
+  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  for (const auto& e : env) {
+    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+  }
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    out.push_back((dir.empty() ? "." : dir) + "/" + prog);
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void start_command(int exec_sock, int out_w, int err_w, int devnull, const CommandPolicy& policy) {
+  // Every descriptor out of the way of 0..3 first, then in place.
+  const int s = ::fcntl(exec_sock, F_DUPFD_CLOEXEC, 10);
+  const int o = ::fcntl(out_w, F_DUPFD_CLOEXEC, 10);
+  const int e = ::fcntl(err_w, F_DUPFD_CLOEXEC, 10);
+  const int n = ::fcntl(devnull, F_DUPFD_CLOEXEC, 10);
+  if (s < 0 || o < 0 || e < 0 || n < 0) quit(125);
+  if (::dup2(n, 0) < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0 || ::dup3(s, 3, O_CLOEXEC) < 0)
+    quit(125);
+  ::close_range(4, ~0u, 0);
+  constexpr int kSock = 3;
+
+  std::uint32_t length = 0;
+  if (!read_all(kSock, &length, sizeof length) || length > proto::kMaxSpecBytes) quit(125);
+  std::string bytes(length, '\0');
+  if (!read_all(kSock, bytes.data(), length)) quit(125);
+  std::vector<std::string> fields;
+  if (!proto::read_fields(bytes, fields)) quit(125);
+  bytes.clear();
+  bytes.shrink_to_fit();
+  std::vector<std::string> argv_s, env_s;
+  std::string workdir = "/";
+  long uid = 0, gid = 0;
+  for (auto& f : fields) {
+    if (f.empty()) quit(125);
+    const char tag = f[0];
+    std::string value = f.substr(1);
+    if (tag == proto::kArg) argv_s.push_back(std::move(value));
+    if (tag == proto::kEnv) env_s.push_back(std::move(value));
+    if (tag == proto::kWorkdir) workdir = std::move(value);
+    if (tag == proto::kUid) uid = std::atol(value.c_str());
+    if (tag == proto::kGid) gid = std::atol(value.c_str());
+  }
+  fields.clear();
+  if (argv_s.empty()) quit(125);
+
+  (void)::setsid();
+  say(kSock, proto::kStarted, static_cast<std::int32_t>(::getpid()));
+
+  // What the command may not have: more than Docker's capabilities, a way
+  // to gain privileges (setuid files, file capabilities), refused calls.
+  set_limit(RLIMIT_NPROC, policy.limits.nproc);
+  set_limit(RLIMIT_NOFILE, policy.limits.nofile);
+  set_limit(RLIMIT_FSIZE, policy.limits.fsize);
+  set_limit(RLIMIT_CORE, 0);
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || !drop_capabilities()) {
+    complain("cannot drop privileges");
+    quit(125);
+  }
+  if (gid != 0 || uid != 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(gid, gid, gid) != 0 ||
+        ::setresuid(uid, uid, uid) != 0) {
+      complain("cannot switch to the requested user");
+      quit(125);
+    }
+  }
+  if (::chdir(workdir.c_str()) != 0) {
+    complain("cannot enter the working directory");
+    quit(1);
+  }
+  // The init blocks SIGCHLD (it reads it from a signalfd) and ignores
+  // SIGPIPE; a command starts with neither.
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);
+
+  std::vector<char*> argv, envp;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& v : env_s) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  const auto paths = candidates(argv_s[0], env_s);
+
+  sock_fprog prog{static_cast<unsigned short>(policy.filter.size()),
+                  const_cast<sock_filter*>(policy.filter.data())};
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+    complain("cannot install the system-call filter");
+    quit(125);
+  }
+  bool denied = false;
+  int first_other = 0;
+  for (const auto& p : paths) {
+    ::execve(p.c_str(), argv.data(), envp.data());
+    if (errno == EACCES || errno == ENOEXEC || errno == EPERM || errno == EISDIR) {
+      denied = true;
+    } else if (errno != ENOENT && errno != ENOTDIR && first_other == 0) {
+      first_other = errno;
+    }
+  }
+  if (first_other != 0) {
+    say(kSock, proto::kExecFailed, first_other);
+    complain("cannot execute " + argv_s[0] + ": " + std::strerror(first_other));
+    quit(126);
+  }
+  say(kSock, proto::kExecFailed, denied ? EACCES : ENOENT);
+  quit(denied ? 126 : 127);
+}
+
+}  // namespace lizard::mock::init
