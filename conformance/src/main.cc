@@ -1,12 +1,16 @@
 // lizard-conformance: runs the conformance suite against a backend and
 // reports every rule (see --help).
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lizard/conformance/runner.h"
@@ -87,9 +91,35 @@ void list_rules() {
   }
 }
 
+// The factory of this run, for the interrupt handler.
+std::shared_ptr<BackendFactory> g_factory;
+std::mutex g_factory_mutex;
+
+// SIGINT and SIGTERM end the run at once, releasing what would outlive it
+// (the embedded mocks' state directories; their sandboxes end with the
+// process). Blocked here, before any thread exists, and taken by sigwait.
+void handle_interrupts() {
+  static sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  std::thread([] {
+    int sig = 0;
+    sigwait(&stop, &sig);
+    std::cerr << "\nlizard-conformance: interrupted (" << strsignal(sig) << "), cleaning up\n";
+    {
+      std::lock_guard lock(g_factory_mutex);
+      if (g_factory) g_factory->abandon();
+    }
+    std::_Exit(128 + sig);
+  }).detach();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  handle_interrupts();
   std::string backend = "lizard";
   bool live = false;
   bool gtest_mode = false;
@@ -151,7 +181,18 @@ int main(int argc, char** argv) {
     if (!any) usage_error("no rule matches --filter '" + options.filter + "' (see --list-rules)");
   }
   std::shared_ptr<BackendFactory> factory = make_factory(backend, live);
+  {
+    std::lock_guard lock(g_factory_mutex);
+    g_factory = factory;
+  }
   if (gtest_mode) {
+    try {
+      factory->preflight();
+    } catch (const std::exception& e) {
+      std::cerr << "lizard-conformance: cannot run the suite against " << factory->name() << ": "
+                << e.what() << "\n";
+      return 2;
+    }
     lizard::conformance::register_suite("Conformance", [factory] {
       struct Borrowed : BackendFactory {
         explicit Borrowed(std::shared_ptr<BackendFactory> f) : f_(std::move(f)) {}
@@ -175,6 +216,8 @@ int main(int argc, char** argv) {
   const int status = lizard::conformance::run_conformance(*factory, options);
   std::cout.flush();
   std::cerr.flush();
+  // A rule abandoned past its deadline still holds its session.
+  factory->abandon();
   // A rule abandoned past its deadline may still hold a thread; do not wait for it.
   std::_Exit(status);
 }

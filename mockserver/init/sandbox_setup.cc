@@ -76,13 +76,20 @@ bool loopback_up() {
 // One step of the plan; empty on success.
 std::string run_step(const std::string& root, const std::string& step, const std::string& a,
                      const std::string& b, CommandLimits& limits) {
+  if (step == "root") {
+    if (!ensure_dir(root)) return failure("create the new root", errno);
+    if (::mount("tmpfs", root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, a.c_str()) != 0)
+      return failure("mount the new root", errno);
+    return {};
+  }
   if (step == "bind-ro" || step == "bind-rw") {
+    const std::string& src = a;
     const std::string dst = root + b;
     struct stat st {};
-    if (::stat(a.c_str(), &st) != 0) return failure("stat " + a, errno);
+    if (::stat(src.c_str(), &st) != 0) return failure("stat " + a, errno);
     if (S_ISDIR(st.st_mode) ? !ensure_dir(dst) : !ensure_file(dst))
       return failure("create the mount point " + b, errno);
-    if (::mount(a.c_str(), dst.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+    if (::mount(src.c_str(), dst.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
       return failure("bind " + a + " at " + b, errno);
     const bool ok = step == "bind-ro" ? make_read_only(dst) : set_nosuid_nodev(dst);
     if (!ok) return failure("restrict the bind at " + b, errno);
@@ -144,8 +151,6 @@ std::string build_sandbox(const std::vector<std::string>& plan, CommandLimits& l
   const std::string& root = plan[0];
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return failure("make the mounts private", errno);
-  if (::mount(root.c_str(), root.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
-    return failure("bind the new root", errno);
   std::size_t i = 1;
   while (i < plan.size()) {
     const std::string& step = plan[i];
@@ -157,12 +162,16 @@ std::string build_sandbox(const std::vector<std::string>& plan, CommandLimits& l
     if (std::string err = run_step(root, step, a, b, limits); !err.empty()) return err;
     i += 1 + static_cast<std::size_t>(arity);
   }
+  for (int fd : lizard::mock::internal::init_protocol::kSandboxDirFds) ::close(fd);
   if (::chdir(root.c_str()) != 0) return failure("enter the new root", errno);
   if (::syscall(SYS_pivot_root, ".", ".") != 0) return failure("pivot_root", errno);
   if (::umount2(".", MNT_DETACH) != 0) return failure("detach the old root", errno);
   if (::chdir("/") != 0) return failure("chdir /", errno);
   // The root itself is read-only: a command can write only to its own trees.
-  if (::mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0)
+  mount_attr ro{};
+  ro.attr_set = MOUNT_ATTR_RDONLY;
+  if (::syscall(SYS_mount_setattr, AT_FDCWD, "/", 0, &ro, sizeof ro) != 0 &&
+      ::mount(nullptr, "/", nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) != 0)
     return failure("make the root read-only", errno);
   if (!loopback_up()) return failure("bring the loopback interface up", errno);
   return {};

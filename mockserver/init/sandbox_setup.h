@@ -16,8 +16,9 @@ struct CommandLimits {
   long long fsize = -1;
 };
 
-// Runs the plan (init_protocol.h: the root first, then steps). Returns an
-// empty string on success, else a sentence naming the step and the error.
+// Runs the plan (init_protocol.h: the new root's directory first, then
+// steps). Returns an empty string on success, else a sentence naming the
+// step and the error.
 std::string build_sandbox(const std::vector<std::string>& plan, CommandLimits& limits);
 
 }  // namespace lizard::mock::init

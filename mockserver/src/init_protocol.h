@@ -4,7 +4,7 @@
 //
 // The control socket (AF_UNIX, SOCK_SEQPACKET, the init's fd 3):
 //   mock -> clone child   "G"                 go: the ID maps are written; exec the init
-//   mock -> init          "P" + fields        the setup plan (steps, see PlanStep)
+//   mock -> init          "P" + fields        the setup plan (steps, see plan_arity)
 //   init -> mock          "R"                 ready: the sandbox is built
 //   init -> mock          "F" + sentence      setup failed (the init exits)
 //   mock -> init          "X" + 3 fds         start a command: its exec socket, stdout, stderr
@@ -76,21 +76,35 @@ inline bool read_fields(std::string_view bytes, std::vector<std::string>& fields
   return true;
 }
 
-// The setup plan: a flat list of steps, each a keyword and its arguments.
+// Before the init runs, the clone child (still with the mock's own file
+// system identity, and already in the sandbox's mount namespace) opens the
+// sandbox's workspace, tmp and home as fds 5, 6 and 7 (kSandboxDirFds): the
+// init, an unprivileged host user when the mock is root, never walks the
+// mock's state directory, which may sit in a private TMPDIR. The init binds
+// them from their /proc/self/fd links, then closes them.
+//
+// The setup plan: the directory where the new root is built (a directory of
+// every host's tree, mounted over in the sandbox's own mount namespace
+// only), then a flat list of steps, each a keyword and its arguments.
+//   root OPTIONS         a tmpfs there: the new root
 //   bind-ro SRC DST      read-only recursive bind (nosuid, nodev) of a host path
-//   bind-rw SRC DST      read-write bind (nosuid, nodev) of a host directory
+//   bind-rw SRC DST      read-write bind (nosuid, nodev), from /proc/self/fd/N
 //   link TARGET PATH     a symbolic link
 //   tmpfs DST OPTIONS    a tmpfs (nosuid; noexec for /dev)
 //   dev NAME             bind the host's /dev/NAME onto DST /dev/NAME
 //   proc DST             a /proc of the sandbox's PID namespace
 //   hostname NAME
 //   limit NAME VALUE     nproc, nofile or fsize for every command (soft and hard)
-// DST paths are inside the new root, which is the first field of the plan.
+// DST paths are inside the new root.
+inline constexpr const char* kNewRoot = "/tmp";
+inline constexpr int kSandboxDirFds[3] = {5, 6, 7};  // workspace, tmp, home
+
+// How many arguments a step takes; -1 for an unknown step.
 inline int plan_arity(std::string_view step) {
   if (step == "bind-ro" || step == "bind-rw" || step == "link" || step == "tmpfs" ||
       step == "limit")
     return 2;
-  if (step == "dev" || step == "proc" || step == "hostname") return 1;
+  if (step == "dev" || step == "proc" || step == "hostname" || step == "root") return 1;
   return -1;
 }
 

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -95,10 +96,34 @@ struct InitChildPlan {
   int image = -1;    // the init program (a memory file)
   const char* const* argv = nullptr;
   const char* const* envp = nullptr;
+  // The sandbox's workspace, tmp and home on the host, bound at the staged
+  // paths of init_protocol.h.
+  const char* sources[3] = {nullptr, nullptr, nullptr};
 };
 
 [[noreturn]] LIZARD_CHILD_CODE void child_exit(int code) {
   for (;;) ::syscall(SYS_exit_group, code);
+}
+
+// Reports "F<what>: errno N" on the control socket and exits.
+[[noreturn]] LIZARD_CHILD_CODE void child_fail(const char* what) {
+  const int err = errno;
+  char msg[256];
+  std::size_t n = 0;
+  msg[n++] = proto::kFailed;
+  for (std::size_t i = 0; what[i] != '\0' && n < 200; ++i) msg[n++] = what[i];
+  const char mid[] = ": errno ";
+  for (std::size_t i = 0; mid[i] != '\0'; ++i) msg[n++] = mid[i];
+  char digits[12];
+  std::size_t d = 0;
+  unsigned value = static_cast<unsigned>(err);
+  do {
+    digits[d++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0 && d < sizeof digits);
+  while (d > 0) msg[n++] = digits[--d];
+  (void)::syscall(SYS_sendto, 3, msg, n, MSG_NOSIGNAL, nullptr, 0);
+  child_exit(1);
 }
 
 [[noreturn]] LIZARD_CHILD_CODE void init_child(const InitChildPlan* p) {
@@ -116,19 +141,28 @@ struct InitChildPlan {
   // Wait for the mock to write the ID maps.
   char go = 0;
   if (::syscall(SYS_read, 3, &go, 1) != 1 || go != proto::kGo) child_exit(1);
+  // With the mock's own file-system identity, open the sandbox's trees
+  // for the init (init_protocol.h): it never walks the mock's state
+  // directory itself. Opened here, in the new mount namespace, so that the
+  // init may bind them.
+  for (int k = 0; k < 3; ++k) {
+    const long fd = ::syscall(SYS_openat, AT_FDCWD, p->sources[k],
+                              O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0) child_fail("open the sandbox's directories");
+    const int want = proto::kSandboxDirFds[k];
+    const long placed =
+        fd == want ? ::syscall(SYS_fcntl, fd, F_SETFD, 0) : ::syscall(SYS_dup3, fd, want, 0);
+    if (placed < 0) child_fail("place a directory");
+    if (fd != want) (void)::syscall(SYS_close, fd);
+  }
   // Become the namespace's root: the clone kept the mock's host ids, which
   // a root mock's map does not contain (and exec would drop every
   // capability of an unmapped user).
   (void)::syscall(SYS_setgroups, 0, nullptr);  // refused (and moot) with setgroups "deny"
-  if (::syscall(SYS_setresgid, 0, 0, 0) != 0 || ::syscall(SYS_setresuid, 0, 0, 0) != 0) {
-    const char msg[] = "Fcannot become root of the sandbox's user namespace";
-    (void)::syscall(SYS_sendto, 3, msg, sizeof msg - 1, MSG_NOSIGNAL, nullptr, 0);
-    child_exit(1);
-  }
+  if (::syscall(SYS_setresgid, 0, 0, 0) != 0 || ::syscall(SYS_setresuid, 0, 0, 0) != 0)
+    child_fail("become root of the sandbox's user namespace");
   ::syscall(SYS_execveat, 4, "", p->argv, p->envp, AT_EMPTY_PATH);
-  const char msg[] = "Fcannot execute the sandbox init";
-  (void)::syscall(SYS_sendto, 3, msg, sizeof msg - 1, MSG_NOSIGNAL, nullptr, 0);
-  child_exit(1);
+  child_fail("execute the sandbox init");
 }
 
 LIZARD_CHILD_CODE pid_t spawn_init_child(const InitChildPlan* plan) {
@@ -182,10 +216,10 @@ std::string read_link(const std::string& path) {
   return ec ? std::string() : t.string();
 }
 
-// Sends `tag` with descriptors over a SOCK_SEQPACKET socket.
-bool send_with_fds(int sock, char tag, const std::vector<int>& fds) {
+// Sends one message with descriptors over a SOCK_SEQPACKET socket.
+bool send_with_fds(int sock, const std::string& message, const std::vector<int>& fds) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
-  iovec iov{&tag, 1};
+  iovec iov{const_cast<char*>(message.data()), message.size()};
   msghdr mh{};
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
@@ -200,7 +234,7 @@ bool send_with_fds(int sock, char tag, const std::vector<int>& fds) {
   do {
     n = ::sendmsg(sock, &mh, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
-  return n == 1;
+  return n == static_cast<ssize_t>(message.size());
 }
 
 bool send_all(int fd, const char* data, std::size_t size) {
@@ -317,22 +351,16 @@ SandboxRuntime::SandboxRuntime(std::string base_dir, std::string workspace_dir,
       external_workspace_(!workspace_dir_.empty()),
       settings_(settings) {
   namespace fs = std::filesystem;
-  root_dir_ = base_dir_ + "/root";
   home_dir_ = base_dir_ + "/home";
   if (workspace_dir_.empty()) workspace_dir_ = base_dir_ + "/workspace";
-  for (const std::string& d : {base_dir_, root_dir_, workspace_dir_, base_dir_ + "/tmp", home_dir_})
+  for (const std::string& d : {base_dir_, workspace_dir_, base_dir_ + "/tmp", home_dir_})
     fs::create_directories(d);
-  for (const char* d : {"/dev", "/proc", "/workspace", "/tmp", "/root"})
-    fs::create_directories(root_dir_ + d);
   ::chmod(base_dir_.c_str(), 0700);
   ::chmod((base_dir_ + "/tmp").c_str(), 01777);
   ::chmod(home_dir_.c_str(), 0700);
-  // The sandbox's root owns its trees (the skeleton too: its init makes the
-  // usr-merge links and the mount points there).
+  // The sandbox's root owns its trees.
   if (settings_.ids.chown) {
-    for (const std::string& d :
-         {base_dir_, root_dir_, workspace_dir_, base_dir_ + "/tmp", home_dir_, root_dir_ + "/dev",
-          root_dir_ + "/proc", root_dir_ + "/workspace", root_dir_ + "/tmp", root_dir_ + "/root"})
+    for (const std::string& d : {base_dir_, workspace_dir_, base_dir_ + "/tmp", home_dir_})
       (void)::lchown(d.c_str(), settings_.ids.uid_base, settings_.ids.gid_base);
   }
   start_init(hostname);
@@ -341,18 +369,18 @@ SandboxRuntime::SandboxRuntime(std::string base_dir, std::string workspace_dir,
 SandboxRuntime::~SandboxRuntime() { stop(); }
 
 void SandboxRuntime::start_init(const std::string& hostname) {
-  // The plan: the new root, then the steps (init_protocol.h).
+  // The plan: where the new root is built (/tmp of the init's own mount
+  // namespace: mounted over there, the host's /tmp is untouched), then the
+  // steps (init_protocol.h).
   proto::FieldWriter plan;
-  plan.add(root_dir_);
+  plan.add(proto::kNewRoot);
+  plan.add("root").add("mode=755,size=4m");
   for (const char* dir : kHostDirs) {
     struct stat st {};
     if (::lstat(dir, &st) != 0) continue;
     if (S_ISLNK(st.st_mode)) {
       plan.add("link").add(read_link(dir)).add(dir);
     } else if (S_ISDIR(st.st_mode)) {
-      std::filesystem::create_directories(root_dir_ + dir);
-      if (settings_.ids.chown)
-        (void)::lchown((root_dir_ + dir).c_str(), settings_.ids.uid_base, settings_.ids.gid_base);
       plan.add("bind-ro").add(dir).add(dir);
     }
   }
@@ -364,9 +392,10 @@ void SandboxRuntime::start_init(const std::string& hostname) {
   plan.add("link").add("/proc/self/fd/2").add("/dev/stderr");
   plan.add("tmpfs").add("/dev/shm").add("mode=1777,size=64m");
   plan.add("proc").add("/proc");
-  plan.add("bind-rw").add(workspace_dir_).add("/workspace");
-  plan.add("bind-rw").add(base_dir_ + "/tmp").add("/tmp");
-  plan.add("bind-rw").add(home_dir_).add("/root");
+  const auto fd_path = [](int fd) { return "/proc/self/fd/" + std::to_string(fd); };
+  plan.add("bind-rw").add(fd_path(proto::kSandboxDirFds[0])).add("/workspace");
+  plan.add("bind-rw").add(fd_path(proto::kSandboxDirFds[1])).add("/tmp");
+  plan.add("bind-rw").add(fd_path(proto::kSandboxDirFds[2])).add("/root");
   plan.add("hostname").add(hostname);
   plan.add("limit").add("nproc").add(std::to_string(settings_.limits.max_processes));
   plan.add("limit").add("nofile").add(std::to_string(settings_.limits.max_open_files));
@@ -382,7 +411,12 @@ void SandboxRuntime::start_init(const std::string& hostname) {
   ScopedFd theirs(pair[1]);
   static const char* const kArgv[] = {"lizard-sandbox-init", nullptr};
   static const char* const kEnvp[] = {nullptr};
-  InitChildPlan child{theirs.get(), image, kArgv, kEnvp};
+  const std::string tmp_dir = base_dir_ + "/tmp";
+  InitChildPlan child{theirs.get(),
+                      image,
+                      kArgv,
+                      kEnvp,
+                      {workspace_dir_.c_str(), tmp_dir.c_str(), home_dir_.c_str()}};
   const pid_t pid = spawn_init_child(&child);
   const int clone_err = errno;
   theirs.reset();
@@ -499,7 +533,8 @@ ExecOutcome SandboxRuntime::run(const ExecSpec& spec, std::chrono::milliseconds 
   {
     std::lock_guard lock(mu_);
     if (stopped_ || control_ < 0) return out;
-    if (!send_with_fds(control_, proto::kExec, {exec_theirs.get(), out_w.get(), err_w.get()}))
+    if (!send_with_fds(control_, std::string(1, proto::kExec),
+                       {exec_theirs.get(), out_w.get(), err_w.get()}))
       return out;
   }
   exec_theirs.reset();
@@ -801,9 +836,6 @@ std::optional<std::string> isolation_problem() {
     try {
       MockOptions defaults;
       SandboxSettings settings = sandbox_settings_for_this_process(defaults);
-      if (settings.ids.chown) {
-        (void)::chmod(tmpl.c_str(), 0711);
-      }
       SandboxRuntime probe(tmpl + "/sandbox", "", settings, "probe");
       probe.destroy();
     } catch (const std::exception& e) {

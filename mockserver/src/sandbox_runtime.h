@@ -71,8 +71,8 @@ struct ProcessInfo {
 
 class SandboxRuntime {
  public:
-  // Creates base/{root,tmp,home} (and base/workspace unless workspace_dir
-  // is given, e.g. a volume) and starts the sandbox's init. Throws
+  // Creates base/{tmp,home} (and base/workspace unless workspace_dir is
+  // given, e.g. a volume) and starts the sandbox's init. Throws
   // std::runtime_error naming the step that failed.
   SandboxRuntime(std::string base_dir, std::string workspace_dir, const SandboxSettings& settings,
                  const std::string& hostname);
@@ -119,7 +119,6 @@ class SandboxRuntime {
 
   std::string base_dir_;
   std::string workspace_dir_;
-  std::string root_dir_;
   std::string home_dir_;
   bool external_workspace_;
   SandboxSettings settings_;

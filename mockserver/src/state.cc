@@ -90,12 +90,9 @@ MockState::MockState(const MockOptions& options)
     std::filesystem::create_directories(options_.state_dir);
     state_dir_ = std::filesystem::absolute(options_.state_dir).string();
   }
-  // A root mock's sandbox inits run as an unprivileged host user, which must
-  // be able to pass through (not list) the state directory to its sandbox.
-  if (settings_.ids.chown) ::chmod(state_dir_.c_str(), 0711);
   for (const char* sub : {"/sandboxes", "/volumes", "/snapshots"}) {
     std::filesystem::create_directories(state_dir_ + sub);
-    ::chmod((state_dir_ + sub).c_str(), settings_.ids.chown ? 0711 : 0700);
+    ::chmod((state_dir_ + sub).c_str(), 0700);
   }
   if (own_state_dir_) register_state_dir(state_dir_);
   const std::int64_t now = now_ms();

@@ -44,7 +44,7 @@ std::string line_of(FILE* f) {
 }
 
 TEST(MockBinary, PrintsListeningLineServesAndStopsCleanly) {
-  Child child = spawn({LIZARD_MOCK_BINARY, "--exec-limit-ms", "5000"});
+  Child child = spawn({mock_binary(), "--exec-limit-ms", "5000"});
   ASSERT_GT(child.pid, 0);
   ASSERT_NE(child.out, nullptr);
   std::string first = line_of(child.out);
@@ -81,7 +81,7 @@ TEST(MockBinary, PrintsListeningLineServesAndStopsCleanly) {
 }
 
 TEST(MockBinary, RejectsUnknownOptions) {
-  Child child = spawn({LIZARD_MOCK_BINARY, "--no-such-flag"});
+  Child child = spawn({mock_binary(), "--no-such-flag"});
   ASSERT_GT(child.pid, 0);
   int status = 0;
   ASSERT_EQ(::waitpid(child.pid, &status, 0), child.pid);

@@ -6,14 +6,19 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -56,6 +61,17 @@ inline bool bool_field(const rapidjson::Value& v, const char* name) {
   if (!v.IsObject()) return false;
   auto it = v.FindMember(name);
   return it != v.MemberEnd() && it->value.IsBool() && it->value.GetBool();
+}
+
+// The standalone lizard-mock: $LIZARD_MOCK_BINARY when set (a copy, for a
+// run as another user), else the one this build made.
+inline std::string mock_binary() {
+  if (const char* p = std::getenv("LIZARD_MOCK_BINARY"); p != nullptr && *p != '\0') return p;
+#ifdef LIZARD_MOCK_BINARY
+  return LIZARD_MOCK_BINARY;
+#else
+  return {};
+#endif
 }
 
 // Waits for `cond` with a deadline; true when it held.
@@ -109,6 +125,90 @@ inline int host_processes_with(const std::string& needle) {
   }
   return n;
 }
+
+// This process's resident memory, in KiB (the in-process mock included).
+inline long rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  long value = 0;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      in >> value;
+      return value;
+    }
+    in.ignore(1 << 12, '\n');
+  }
+  return -1;
+}
+
+// A raw TCP connection to the mock, for what an HTTP client would not send.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) close();
+  }
+  ~RawConnection() { close(); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool ok() const { return fd_ >= 0; }
+  // False once the peer no longer takes bytes.
+  bool send(const std::string& bytes) {
+    std::size_t done = 0;
+    while (fd_ >= 0 && done < bytes.size()) {
+      pollfd p{fd_, POLLOUT, 0};
+      if (::poll(&p, 1, 10000) <= 0) return false;
+      const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      done += static_cast<std::size_t>(n);
+    }
+    return fd_ >= 0;
+  }
+  // Everything the peer sends until it closes, or `limit` passes quietly.
+  std::string receive(std::chrono::milliseconds limit = std::chrono::seconds(15)) {
+    std::string got;
+    char buf[65536];
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (fd_ >= 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      pollfd p{fd_, POLLIN, 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<std::size_t>(n));
+    }
+    return got;
+  }
+  // The status line the peer sends first ("" when none comes in `limit`).
+  std::string status_line(std::chrono::milliseconds limit = std::chrono::seconds(15)) {
+    std::string got;
+    char c;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (fd_ >= 0 && got.find("\r\n") == std::string::npos) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      pollfd p{fd_, POLLIN, 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+      if (::recv(fd_, &c, 1, 0) != 1) break;
+      got += c;
+    }
+    return got.substr(0, got.find("\r\n"));
+  }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
 
 struct ExecResult {
   int status = 0;

@@ -322,12 +322,13 @@ bool listens_on_any_address(pid_t pid) {
 TEST(MockBinarySecurity, ListensOnLoopbackOnlyByDefault) {
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
+  const std::string binary = mock_binary();  // before fork: the child only makes system calls
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(p[1], 1);
     ::close(p[0]);
     ::close(p[1]);
-    ::execl(LIZARD_MOCK_BINARY, LIZARD_MOCK_BINARY, static_cast<char*>(nullptr));
+    ::execl(binary.c_str(), binary.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(p[1]);

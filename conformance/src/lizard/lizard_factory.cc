@@ -147,9 +147,13 @@ class MockFactory : public BackendFactory {
   explicit MockFactory(LizardMockFactoryOptions options) : options_(options) {}
   std::string name() const override { return "lizard (embedded mock)"; }
   std::string profile() const override { return "lizard"; }
+  void preflight() override {
+    if (auto problem = mock::isolation_problem()) throw std::runtime_error(*problem);
+  }
   std::unique_ptr<BackendSession> open(const RuleInfo& rule) override {
     return std::make_unique<MockSession>(rule, options_);
   }
+  void abandon() override { mock::remove_state_directories(); }
 
  private:
   LizardMockFactoryOptions options_;

@@ -400,6 +400,13 @@ void write_junit(const RunReport& report, std::ostream& out) {
 }
 
 int run_conformance(BackendFactory& factory, const RunnerOptions& options) {
+  try {
+    factory.preflight();
+  } catch (const std::exception& e) {
+    std::cerr << "lizard-conformance: cannot run the suite against " << factory.name() << ": "
+              << e.what() << "\n";
+    return 2;
+  }
   if (options.out) {
     *options.out << "lizard-conformance " << kSuiteVersion << " against " << factory.name() << ", "
                  << options.jobs << " jobs" << std::endl;

@@ -7,7 +7,7 @@
 // API's statuses, never 500 (an unhandled error in a handler), and every
 // /api answer but a raw file read is a JSON document.
 // Commands never come from the fuzzer: an exec body's "cmd" is replaced by
-// ["true"] (in degraded mode a command would run on the host).
+// ["true"] (the fuzzer must not spend its time starting processes).
 #include <httplib.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>

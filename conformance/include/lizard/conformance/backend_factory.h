@@ -155,9 +155,18 @@ class BackendFactory {
   // The profile whose rules apply in addition to the common ones: "lizard"
   // for the Lizard backend; empty for none.
   virtual std::string profile() const { return {}; }
+  // Checks, before any rule, that sessions can be opened at all (the
+  // platform reachable, credentials accepted, sandboxes isolable); throws
+  // std::runtime_error with a sentence that says what to fix. The runner
+  // stops there (exit 2) instead of failing every rule the same way.
+  virtual void preflight() {}
   // A session for one rule. Thread-safe; may throw (the rule then FAILs with
   // the message).
   virtual std::unique_ptr<BackendSession> open(const RuleInfo& rule) = 0;
+  // The process is about to end without destroying its sessions (an
+  // interrupt, or a rule abandoned past its deadline): release at once what
+  // would outlive it (the mock's state directories). Thread-safe.
+  virtual void abandon() {}
   // Lines appended to the reports after the rule table (e.g. sandboxes
   // created and deleted, a cost estimate). Called once all rules ended.
   virtual std::vector<std::string> report_notes() const { return {}; }

@@ -76,8 +76,9 @@ bool filter_matches(std::string_view filter, std::string_view id);
 // failing rule or a factory that throws (those rules FAIL).
 RunReport run_rules(BackendFactory& factory, const RunnerOptions& options);
 
-// run_rules(), then the summary table on options.out and the report files.
-// Returns 0 when no rule FAILed, 1 otherwise (2 when a report cannot be written).
+// factory.preflight(), run_rules(), then the summary table on options.out
+// and the report files. Returns 0 when no rule FAILed, 1 otherwise (2 when
+// the preflight fails, before any rule, or a report cannot be written).
 int run_conformance(BackendFactory& factory, const RunnerOptions& options);
 
 // Report writers (the formats of --report-md, --report-json, --junit).

@@ -1,0 +1,273 @@
+// Attacks from inside a sandbox, each of which must fail: the host's files
+// through a remount or a file handle, another sandbox, the secrets of PID 1
+// and of the mock, the mock's sockets, the sandbox's own mount points, a
+// snapshot that follows a swapped link, the limits, the filter.
+//
+// These run as whatever user runs the tests: as root (sandbox root maps to
+// an unprivileged host range) and, through the `isolation-unprivileged`
+// ctest, as nobody (sandbox root maps to that user).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "mock_test_util.h"
+
+namespace lizard::mock::test {
+namespace {
+
+std::string random_token(const char* prefix) {
+  std::random_device rd;
+  std::string s = prefix;
+  static const char* kHex = "0123456789abcdef";
+  for (int i = 0; i < 24; ++i) s += kHex[rd() % 16];
+  return s;
+}
+
+// A host directory of this test (removed at the end), readable by the mock.
+class HostDir {
+ public:
+  HostDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "lizard-attack-XXXXXX").string();
+    if (::mkdtemp(tmpl.data())) path_ = tmpl;
+    ::chmod(path_.c_str(), 0755);
+  }
+  ~HostDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class IsolationAttack : public MockFixture {
+ protected:
+  static MockOptions options_with_canaries() {
+    MockOptions o;
+    o.api_keys = {api_key_canary()};
+    o.control_key = control_key_canary();
+    return o;
+  }
+  static const std::string& api_key_canary() {
+    static const std::string k = random_token("liz_canarykey");
+    return k;
+  }
+  static const std::string& control_key_canary() {
+    static const std::string k = random_token("mck_canarycontrol");
+    return k;
+  }
+  IsolationAttack() : MockFixture(options_with_canaries()) {}
+};
+
+TEST_F(IsolationAttack, RemountingASystemDirectoryReadWriteWritesNothingOnTheHost) {
+  const std::string id = create();
+  const std::string name = random_token("lizard-probe-");
+  auto r = sh(id,
+              "mount -o remount,bind,rw /etc; echo mount=$?; mount -o remount,rw /; echo "
+              "root=$?; echo x > /etc/" +
+                  name + "; echo write=$?");
+  EXPECT_NE(r.out.find("mount=32"), std::string::npos) << r.body;
+  EXPECT_EQ(r.out.find("write=0"), std::string::npos) << r.body;
+  EXPECT_NE(::access(("/etc/" + name).c_str(), F_OK), 0);
+  EXPECT_NE(::access(("/" + name).c_str(), F_OK), 0);
+}
+
+TEST_F(IsolationAttack, FileHandlesCannotOpenTheHostsFileSystem) {
+  const std::string id = create();
+  // open_by_handle_at(2) on a handle of the bound /etc would reach the host's
+  // whole file system; the filter refuses it (and name_to_handle_at).
+  auto r = sh(id,
+              "python3 -c 'import ctypes, os\n"
+              "libc = ctypes.CDLL(None, use_errno=True)\n"
+              "fd = os.open(\"/etc\", os.O_RDONLY)\n"
+              "buf = ctypes.create_string_buffer(136)\n"
+              "ctypes.memmove(buf, (128).to_bytes(4, \"little\"), 4)\n"
+              "mount_id = ctypes.c_int()\n"
+              "r1 = libc.syscall(303, fd, b\"hostname\", buf, ctypes.byref(mount_id), 0)\n"
+              "e1 = ctypes.get_errno()\n"
+              "r2 = libc.syscall(304, fd, buf, 0)\n"
+              "e2 = ctypes.get_errno()\n"
+              "print(r1, os.strerror(e1), r2, os.strerror(e2))'");
+  EXPECT_EQ(r.out, "-1 Operation not permitted -1 Operation not permitted\n") << r.body;
+}
+
+TEST_F(IsolationAttack, SandboxRootIsNeverHostRoot) {
+  const std::string id = create();
+  auto r = sh(id, "id -u; cat /proc/self/uid_map; touch /workspace/mine");
+  ASSERT_EQ(r.exit_code, 0) << r.body;
+  EXPECT_EQ(r.out.substr(0, 2), "0\n");
+  // uid 0 inside is mapped to a host uid that is not 0.
+  std::istringstream map(r.out.substr(2));
+  unsigned long inside = 1, outside = 0, count = 0;
+  ASSERT_TRUE(map >> inside >> outside >> count) << r.out;
+  EXPECT_EQ(inside, 0u);
+  EXPECT_NE(outside, 0u);
+  struct stat st {};
+  ASSERT_EQ(::stat((server_->workspace_dir(id) + "/mine").c_str(), &st), 0);
+  EXPECT_NE(st.st_uid, 0u) << "a file made by sandbox root belongs to host root";
+  if (::geteuid() != 0) {
+    EXPECT_EQ(st.st_uid, ::geteuid());
+  }
+}
+
+TEST_F(IsolationAttack, AnotherSandboxIsOutOfReach) {
+  const std::string a = create(), b = create();
+  ASSERT_EQ(sh(b, "echo secret-b > /workspace/secret; sleep 300 > /dev/null 2>&1 &").exit_code, 0);
+  const std::string b_host = server_->workspace_dir(b);
+  auto r = sh(a, "cat " + b_host +
+                     "/secret; ls /proc | grep -c '^[0-9]'; "
+                     "for p in /proc/[0-9]*; do cat $p/root/workspace/secret; done 2>/dev/null; "
+                     "kill -9 -1; echo done");
+  EXPECT_EQ(r.out.find("secret-b"), std::string::npos) << r.body;
+  // Sandbox b and its sleep are untouched by a's kill -9 -1.
+  EXPECT_EQ(sh(b, "cat /workspace/secret; pgrep -c sleep").out, "secret-b\n1\n");
+}
+
+TEST_F(IsolationAttack, PidOneAndTheMockHoldNoSecretASandboxCanRead) {
+  ::setenv("LIZARD_API_KEY", api_key_canary().c_str(), 1);
+  const std::string a = create(), b = create();
+  const std::string other_secret = random_token("othersandboxsecret");
+  // Another sandbox's secret: in its command's environment while it runs.
+  ASSERT_EQ(exec(b, R"(["sh","-c","sleep 300 > /dev/null 2>&1 &"])",
+                 R"("envs":{"OTHER":")" + other_secret + "\"}")
+                .exit_code,
+            0);
+  auto r = sh(a,
+              "cat /proc/1/cmdline | tr '\\0' ' '; echo; cat /proc/1/environ; echo env=$?; "
+              "head -c 64 /proc/1/mem; echo mem=$?; ls -l /proc/1/fd/3; echo fd=$?; "
+              "cat /proc/*/cmdline /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; "
+              "env");
+  ::unsetenv("LIZARD_API_KEY");
+  EXPECT_EQ(r.out.rfind("lizard-sandbox-init \n", 0), 0u) << r.body;
+  EXPECT_NE(r.out.find("env=1"), std::string::npos) << r.body;
+  EXPECT_NE(r.out.find("mem=1"), std::string::npos) << r.body;
+  EXPECT_EQ(r.out.find("fd=0"), std::string::npos) << r.body;
+  for (const std::string& secret :
+       {api_key_canary(), control_key_canary(), other_secret, std::string("liz_")}) {
+    EXPECT_EQ(r.out.find(secret), std::string::npos) << secret << " is readable: " << r.body;
+  }
+  // Nor through the files API.
+  for (const char* path : {"/proc/1/environ", "/proc/1/cmdline", "/proc/self/environ"}) {
+    auto f = get(files_path(a) + "?path=" + path);
+    ASSERT_TRUE(f);
+    EXPECT_NE(f->status, 200) << path << ": " << f->body;
+    EXPECT_EQ(f->body.find(api_key_canary()), std::string::npos);
+  }
+}
+
+TEST_F(IsolationAttack, NeitherTheApiNorTheControlPlaneIsReachableFromInside) {
+  const std::string id = create();
+  const std::string port = std::to_string(server_->port());
+  auto r = sh(id,
+              "python3 -c 'import socket, sys\n"
+              "for host in (\"127.0.0.1\", \"10.0.2.2\", \"169.254.169.254\"):\n"
+              "    s = socket.socket(); s.settimeout(3)\n"
+              "    try:\n"
+              "        s.connect((host, " +
+                  port +
+                  "))\n"
+                  "        print(host, \"connected\")\n"
+                  "    except OSError as e:\n"
+                  "        print(host, \"refused\")\n'; "
+                  "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '");
+  EXPECT_EQ(r.out, "127.0.0.1 refused\n10.0.2.2 refused\n169.254.169.254 refused\nlo\n") << r.body;
+}
+
+TEST_F(IsolationAttack, TheFilterRefusesNamespacesAndMounts) {
+  const std::string id = create();
+  auto r = sh(id,
+              "unshare -U true; echo userns=$?; unshare -m true; echo mntns=$?; mkdir -p /tmp/m; "
+              "mount -t tmpfs x /tmp/m; echo mount=$?");
+  EXPECT_EQ(r.out, "userns=1\nmntns=1\nmount=32\n") << r.body;
+}
+
+TEST_F(IsolationAttack, InitCannotBeKilledFromInside) {
+  const std::string id = create();
+  EXPECT_EQ(sh(id, "kill -9 1; kill -TERM 1; echo sent").out, "sent\n");
+  EXPECT_EQ(sh(id, "echo still here").out, "still here\n");
+}
+
+TEST_F(IsolationAttack, MountPointsOfTheSandboxCannotBeDeletedOrMoved) {
+  const std::string id = create();
+  for (const char* path : {"/dev/null", "/dev", "/workspace", "/tmp", "/root", "/proc", "/usr"}) {
+    auto r = del(files_path(id), R"({"path":")" + std::string(path) + "\"}");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << path << ": " << r->body;
+  }
+  auto moved = post(files_path(id) + "/move", R"({"from":"/dev/null","to":"/workspace/null"})");
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(moved->status, 400) << moved->body;
+  auto r = sh(id, "echo hi > /dev/null && echo ok > /workspace/f && cat /workspace/f && ls /tmp");
+  EXPECT_EQ(r.exit_code, 0) << r.body;
+  EXPECT_EQ(r.out, "ok\n");
+}
+
+class IsolationLimits : public MockFixture {
+ protected:
+  IsolationLimits()
+      : MockFixture(
+            MockOptions{.sandbox_limits = {.max_processes = 40, .max_file_bytes = 1 << 20}}) {}
+};
+
+TEST_F(IsolationLimits, LimitsStopAForkBombAndADiskFiller) {
+  const std::string id = create();
+  // The bomb runs in a shell of its own (a shell that cannot fork gives up);
+  // the count uses builtins only, since nothing can fork at the limit.
+  auto r = sh(id,
+              "sh -c 'i=0; while [ $i -lt 100 ]; do sleep 60 & i=$((i+1)); done' 2>/dev/null; "
+              "n=0; for p in /proc/[0-9]*; do read c < $p/comm 2>/dev/null && [ \"$c\" = sleep ] "
+              "&& n=$((n+1)); done; echo $n; kill -9 -1; wait; "
+              "head -c 3000000 /dev/zero > /tmp/big; echo write=$?; stat -c %s /tmp/big");
+  std::istringstream in(r.out);
+  int sleeps = 0;
+  std::string write_line, size_line;
+  in >> sleeps >> write_line >> size_line;
+  EXPECT_GT(sleeps, 0) << r.body;
+  EXPECT_LT(sleeps, 40) << r.body;
+  EXPECT_NE(write_line, "write=0") << r.body;
+  EXPECT_EQ(size_line, std::to_string(1 << 20)) << r.body;
+}
+
+TEST_F(IsolationAttack, HostnameIsTheSandboxs) {
+  const std::string id = create();
+  EXPECT_EQ(sh(id, "hostname").out, id + "\n");
+}
+
+class IsolationSnapshotRace : public MockFixture {
+ protected:
+  IsolationSnapshotRace() : MockFixture(MockOptions{.era = Era::kFirecracker}) {}
+};
+
+TEST_F(IsolationSnapshotRace, ASwappedLinkNeverCopiesAHostFileIntoASnapshot) {
+  HostDir host;
+  ASSERT_FALSE(host.path().empty());
+  const std::string canary = random_token("hostfilecanary");
+  { std::ofstream(host.path() + "/secret") << canary << "\n"; }
+  ::chmod((host.path() + "/secret").c_str(), 0644);
+  const std::string id = create();
+  // The sandbox swaps /workspace/d between a directory and a link to the
+  // host's directory (a path that exists only on the host), as fast as it can.
+  ASSERT_EQ(
+      sh(id,
+         "cd /workspace && mkdir -p real && echo inside > real/secret && "
+         "( while :; do rm -rf d; ln -s " +
+             host.path() + " d; rm -f d; cp -r real d; done ) > /dev/null 2>&1 & echo started")
+          .out,
+      "started\n");
+  for (int i = 0; i < 15; ++i) {
+    auto snap = post("/api/sandboxes/" + id + "/snapshot", R"({"name":"race"})");
+    ASSERT_TRUE(snap);
+    ASSERT_EQ(snap->status, 200) << snap->body;
+    const std::string snapshot_id = str_field(parse(snap->body), "id");
+    const std::string restored = create("\"snapshotId\":\"" + snapshot_id + "\"");
+    auto r =
+        sh(restored, "cat /workspace/d/secret 2>/dev/null; ls -la /workspace/d 2>&1 | head -3");
+    EXPECT_EQ(r.out.find(canary), std::string::npos) << "snapshot " << i << ": " << r.body;
+    del("/api/sandboxes/" + restored);
+  }
+}
+
+}  // namespace
+}  // namespace lizard::mock::test
