@@ -14,7 +14,7 @@ namespace lizard::mock::internal {
 class SandboxRuntime;
 
 struct Workspace {
-  std::string id, name;
+  std::string id, name, slug;
   std::int64_t created_at = 0;
 };
 
@@ -27,6 +27,7 @@ struct ApiKey {
   std::string key, id, name;
   bool full = true;  // account-wide; otherwise limited to `workspaces` and `projects`
   std::set<std::string> workspaces, projects;
+  std::int64_t created_at = 0;
 };
 
 struct Volume {
@@ -38,6 +39,7 @@ struct Volume {
 struct Snapshot {
   std::string id, name, project_id, workspace_id, region, source, dir;
   int cpus = 0, memory_mb = 0;
+  int pool_size = 0;
   std::int64_t created_at = 0;
 };
 

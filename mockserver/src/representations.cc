@@ -1,5 +1,6 @@
 #include "representations.h"
 
+#include "era.h"
 #include "state.h"
 #include "wire_values.h"
 
@@ -13,12 +14,8 @@ void write_sandbox(JsonOut& j, const Sandbox& sb, Era era) {
       .kv("template", sb.template_name)
       .kv("status", sb.status)
       .kv("startedAt", iso_time(sb.started_at));
-  j.key("endAt");
-  if (sb.end_at != 0) {
-    j.str(iso_time(sb.end_at));
-  } else {
-    j.null();
-  }
+  // A string in both eras: "" without a deadline (our choice).
+  j.kv("endAt", sb.end_at != 0 ? iso_time(sb.end_at) : std::string());
   j.kv("region", sb.region)
       .kv("size", sb.size)
       .kv("cpus", sz.cpus)
@@ -26,7 +23,7 @@ void write_sandbox(JsonOut& j, const Sandbox& sb, Era era) {
       .key("metadata")
       .raw(sb.metadata_json)
       .kv("projectId", sb.project_id)
-      .kv("runtime", era == Era::kFirecracker ? "firecracker" : "container");
+      .kv("runtime", era_rules(era).runtime);
   if (!sb.volume_id.empty()) j.kv("volumeId", sb.volume_id);
   j.end_object();
 }

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "api_error.h"
+#include "era.h"
 #include "http_server.h"
 #include "json.h"
 #include "lizard/workspace/utf8.h"
@@ -117,37 +118,81 @@ void stream_exec(MockState& state, SandboxRuntime& rt, const ExecSpec& spec,
   sink.done();
 }
 
+// The sandbox user a command or a file operation acts as: root, or (in an
+// era that applies `user`) the template's unprivileged account "user".
+struct SandboxUser {
+  std::uint32_t uid = 0;
+  std::string name = "root";
+  std::string home = "/root";
+};
+
+SandboxUser sandbox_user(const MockState& state, const std::string& name) {
+  if (name == "root") return {};
+  if (name != "user") api_error(400, "Unknown user: " + name + " (root or user)", "EINVAL");
+  if (state.sandbox_settings().ids.count <= 1000) {
+    api_error(400,
+              "This mock runs as a normal user, so its sandboxes have no user but root (run it as "
+              "root for the account \"user\")",
+              "USER_UNAVAILABLE");
+  }
+  return {1000, "user", "/tmp"};
+}
+
+// The command's environment: PATH and HOME always; the image's variables,
+// the create's and the request's `envs` where the era applies them.
+std::vector<std::string> environment_of(
+    const EraRules& era, const Sandbox& sb,
+    const std::vector<std::pair<std::string, std::string>>& envs, const SandboxUser& user) {
+  std::map<std::string, std::string> env = {{"PATH", kBasePath}, {"HOME", user.home}};
+  if (era.image_environment) {
+    env.insert({{"LANG", "C.UTF-8"},
+                {"USER", user.name},
+                {"LOGNAME", user.name},
+                {"SHELL", "/bin/sh"},
+                {"TERM", "dumb"}});
+  }
+  if (era.create_envs) {
+    for (const auto& [k, v] : sb.envs) env[k] = v;
+  }
+  if (era.exec_envs) {
+    for (const auto& [k, v] : envs) env[k] = v;
+  }
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
 void exec(MockState& state, Call& c) {
   const std::string& id = c.param(0);
   auto sb = state.find_sandbox(c.key, id);
+  const EraRules& era = era_rules(state.options().era);
   RequestBody b(c.body);
   ExecSpec spec;
   spec.argv = command_of(b);
-  auto req_envs = b.env_map("envs");
-  spec.workdir = b.str("workdir").value_or("/workspace");
-  if (spec.workdir.empty() || spec.workdir[0] != '/' ||
-      spec.workdir.find('\0') != std::string::npos)
-    api_error(400, "'workdir' must be an absolute path", "EINVAL");
-  std::string user = b.str("user").value_or("root");
-  if (user != "root") api_error(400, "Unknown user: the mock runs commands as root", "EINVAL");
+  // Every field is read (a wrong type is a 400 in both eras); what the era
+  // does not apply is then ignored.
+  const auto req_envs = b.env_map("envs");
+  const auto workdir = b.str("workdir");
+  const std::string user_name = b.str("user").value_or("root");
   const std::int64_t timeout_ms = b.integer("timeoutMs").value_or(kExecTimeoutDefaultMs);
   if (timeout_ms < kExecTimeoutMinMs || timeout_ms > kExecTimeoutMaxMs)
     api_error(400, "'timeoutMs' must be between 1000 and 600000", "INVALID_TIMEOUT");
-  const bool pid_event = b.boolean("pidEvent").value_or(false);
+  const bool pid_event = b.boolean("pidEvent").value_or(false) && era.pid_event;
+  const SandboxUser user = era.exec_user ? sandbox_user(state, user_name) : SandboxUser{};
+  spec.uid = spec.gid = user.uid;
+  spec.workdir = era.exec_workdir ? workdir.value_or("/workspace") : "/";
+  if (spec.workdir.empty() || spec.workdir[0] != '/' ||
+      spec.workdir.find('\0') != std::string::npos)
+    api_error(400, "'workdir' must be an absolute path", "EINVAL");
   auto rt = state.running_runtime(*sb);
-  {
-    int root = rt->dup_root_fd();
+  if (era.exec_workdir) {
+    const int root = rt->dup_root_fd();
     if (root < 0) not_found_sandbox();
-    bool dir_ok = is_directory(root, spec.workdir);
+    const bool dir_ok = is_directory(root, spec.workdir);
     ::close(root);
     if (!dir_ok) api_error(400, "The working directory does not exist: " + spec.workdir, "ENOENT");
   }
-  std::map<std::string, std::string> env = {
-      {"PATH", kBasePath}, {"HOME", "/root"},    {"LANG", "C.UTF-8"}, {"USER", "root"},
-      {"LOGNAME", "root"}, {"SHELL", "/bin/sh"}, {"TERM", "dumb"}};
-  for (const auto& [k, v] : sb->envs) env[k] = v;
-  for (const auto& [k, v] : req_envs) env[k] = v;
-  for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
+  spec.env = environment_of(era, *sb, req_envs, user);
   const auto limit = std::min(std::chrono::milliseconds(timeout_ms), state.options().exec_limit);
   const std::int64_t started = state.now_ms();
 
@@ -180,8 +225,15 @@ void exec(MockState& state, Call& c) {
       });
 }
 
+// 501 in an era without the process routes (after the 404 for an unknown sandbox).
+void require_process_routes(const MockState& state) {
+  if (!era_rules(state.options().era).process_routes)
+    throw ApiError{501, "Not implemented", "", ""};
+}
+
 void list_processes(MockState& state, Call& c) {
   auto sb = state.find_sandbox(c.key, c.param(0));
+  require_process_routes(state);
   auto rt = state.locked([&](MockState::Tables&) { return sb->rt; });
   JsonOut j;
   j.begin_array();
@@ -200,6 +252,7 @@ void list_processes(MockState& state, Call& c) {
 
 void signal_process(MockState& state, Call& c) {
   auto sb = state.find_sandbox(c.key, c.param(0));
+  require_process_routes(state);
   RequestBody b(c.body);
   auto pid = b.integer("pid");
   if (!pid) api_error(400, "'pid' is required", "BAD_REQUEST");

@@ -1,5 +1,6 @@
 // /api/sandboxes/{id}/files: write, read, list, stat, remove, move, watch.
 // Every path resolves as the sandbox sees it (sandbox_files.h).
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +10,9 @@
 #include <httplib.h>
 
 #include "api_error.h"
+#include "era.h"
 #include "json.h"
+#include "lizard/workspace/utf8.h"
 #include "representations.h"
 #include "request_body.h"
 #include "routes.h"
@@ -40,8 +43,37 @@ class SandboxRoot {
 
   const IdMap& ids() const { return ids_; }
 
+  // The file operations act as sandbox user `name` (root or "user"): what
+  // they create is that user's, and its permissions are checked (through
+  // this thread's file-system ids, restored when done).
+  void as_user(const std::string& name) {
+    if (name == "root") return;
+    if (name != "user") api_error(400, "Unknown user: " + name + " (root or user)", "EINVAL");
+    if (!ids_.chown || ids_.count <= 1000) {
+      api_error(400,
+                "This mock runs as a normal user, so its sandboxes have no user but root (run it "
+                "as root for the account \"user\")",
+                "USER_UNAVAILABLE");
+    }
+    ids_.owner = 1000;
+  }
+
   template <class F>
   void run(F&& fn) {
+    // Per thread: the file-system ids of this thread only.
+    struct Identity {
+      bool active;
+      explicit Identity(const IdMap& ids) : active(ids.owner != 0) {
+        if (!active) return;
+        ::syscall(SYS_setfsgid, ids.gid_base + ids.owner);
+        ::syscall(SYS_setfsuid, ids.uid_base + ids.owner);
+      }
+      ~Identity() {
+        if (!active) return;
+        ::syscall(SYS_setfsuid, 0);
+        ::syscall(SYS_setfsgid, 0);
+      }
+    } identity(ids_);
     try {
       fn(fd_);
     } catch (const std::system_error& e) {
@@ -75,30 +107,43 @@ const std::string& query_path(const Call& c) {
 
 void write(MockState& state, Call& c) {
   SandboxRoot root(state, c);
+  const EraRules& era = era_rules(state.options().era);
   RequestBody b(c.body);
   auto path = b.str("path");
   if (!path) api_error(400, "'path' is required", "EINVAL");
   auto content = b.str("content");
   if (!content) api_error(400, "'content' is required", "EINVAL");
-  std::string user = b.str("user").value_or("root");
-  if (user != "root") api_error(400, "Unknown user: the mock writes files as root", "EINVAL");
-  std::string enc = b.str("encoding").value_or("utf8");
+  const std::string user = b.str("user").value_or("root");
+  const std::string enc = b.str("encoding").value_or("utf8");
   std::string bytes;
   if (enc == "base64") {
     if (!decode_base64(*content, bytes)) api_error(400, "'content' is not valid base64", "EINVAL");
+    if (!era.binary_uploads && !lizard::workspace::is_valid_utf8(bytes)) {
+      api_error(400,
+                "The decoded content is not UTF-8: this runtime takes UTF-8 file content only "
+                "(write text, e.g. base64, and decode it in the sandbox)",
+                "INVALID_UTF8");
+    }
   } else if (enc == "utf8" || enc == "utf-8" || enc == "text") {
     bytes = std::move(*content);
   } else {
     api_error(400, "Unknown encoding: " + enc, "EINVAL");
   }
+  root.as_user(era.file_user ? user : "root");
   root.run([&](int fd) { write_file(fd, *path, bytes, root.ids()); });
   c.reply(200, "{}");
 }
 
 // Streamed from the open file: memory stays bounded whatever the size (a
 // sparse file of gigabytes, say). The answer's length is the size at open.
+// `user` of a query (reads) or a body, applied where the era applies it.
+void apply_user(const MockState& state, SandboxRoot& root, const std::string* user) {
+  if (user && era_rules(state.options().era).file_user) root.as_user(*user);
+}
+
 void read(MockState& state, Call& c) {
   SandboxRoot root(state, c);
+  apply_user(state, root, c.query("user"));
   OpenedFile file;
   root.run([&](int fd) { file = open_for_read(fd, query_path(c)); });
   auto fd = std::make_shared<FileCloser>(file.fd);
@@ -133,6 +178,7 @@ void remove(MockState& state, Call& c) {
 
 void list(MockState& state, Call& c) {
   SandboxRoot root(state, c);
+  apply_user(state, root, c.query("user"));
   root.run([&](int fd) {
     auto entries = list_dir(fd, query_path(c), root.ids());
     JsonOut j;
@@ -145,6 +191,7 @@ void list(MockState& state, Call& c) {
 
 void stat(MockState& state, Call& c) {
   SandboxRoot root(state, c);
+  apply_user(state, root, c.query("user"));
   root.run([&](int fd) {
     JsonOut j;
     write_file_info(j, stat_path(fd, query_path(c), root.ids()));

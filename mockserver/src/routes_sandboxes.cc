@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "api_error.h"
+#include "era.h"
 #include "json.h"
 #include "representations.h"
 #include "request_body.h"
@@ -51,10 +52,14 @@ void create_sandbox(MockState& state, Call& c) {
   if (timeout && (*timeout < 0 || *timeout > kSetTimeoutMaxMs))
     api_error(400, "'timeoutMs' must be between 0 and 2147483647", "INVALID_TIMEOUT");
   sb->region = b.str("region").value_or(kDefaultRegion);
-  sb->envs = b.env_map("envs");
+  const EraRules& era = era_rules(state.options().era);
+  // Read (a wrong type is a 400 in both eras), then kept only where the era
+  // applies them.
+  auto envs = b.env_map("envs");
+  if (era.create_envs) sb->envs = std::move(envs);
   if (const rapidjson::Value* md = b.get("metadata")) {
     if (!md->IsObject()) api_error(400, "'metadata' must be an object", "BAD_REQUEST");
-    sb->metadata_json = to_json(*md);
+    if (era.keeps_metadata) sb->metadata_json = to_json(*md);
   }
   auto volume_id = b.str("volumeId");
   auto volume_name = b.str("volumeName");
@@ -68,9 +73,16 @@ void create_sandbox(MockState& state, Call& c) {
     sb->project_id = p.id;
     if (volume_id || volume_name) workspace_src = attach_volume(t, *sb, p, volume_id, volume_name);
     if (snapshot_id) {
+      if (!era.snapshots) throw ApiError{501, "Not implemented", "", ""};
       auto it = t.snapshots.find(*snapshot_id);
-      if (it == t.snapshots.end() || it->second.project_id != p.id)
+      const Project* owner =
+          it == t.snapshots.end() ? nullptr : t.project_by_id(it->second.project_id);
+      if (!owner || !MockState::reaches(c.key, *owner))
         api_error(404, "Snapshot not found", "SNAPSHOT_NOT_FOUND");
+      if (owner->id != p.id) {
+        api_error_coded(403, "SNAPSHOT_SCOPE",
+                        "A snapshot can be restored only into its own project");
+      }
       snapshot_dir = it->second.dir;
     }
   });
@@ -156,10 +168,16 @@ void expose(MockState& state, Call& c) {
   j.begin_object()
       .kv("hostname", host)
       .kv("url", "https://" + host)
-      .kv("port", static_cast<std::int64_t>(port))
-      .kv("accessToken", state.new_id("tok_", 32))
-      .end_object();
+      .kv("port", static_cast<std::int64_t>(port));
+  if (era_rules(state.options().era).expose_token) j.kv("accessToken", state.new_id("tok_", 32));
+  j.end_object();
   c.reply(200, j.text());
+}
+
+// Logs are not available on either platform yet.
+void logs(MockState& state, Call& c) {
+  state.find_sandbox(c.key, c.param(0));
+  c.reply(501, R"({"error":"Not available yet"})");
 }
 
 void unexpose(MockState& state, Call& c) {
@@ -178,6 +196,7 @@ void add_sandbox_routes(Router& router, MockState& state) {
   router.add("POST", "/api/sandboxes/{id}/timeout", bind(set_timeout));
   router.add("POST", "/api/sandboxes/{id}/expose/{port}", bind(expose));
   router.add("DELETE", "/api/sandboxes/{id}/expose/{port}", bind(unexpose));
+  router.add("GET", "/api/sandboxes/{id}/logs", bind(logs));
 }
 
 }  // namespace lizard::mock::internal

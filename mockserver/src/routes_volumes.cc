@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "api_error.h"
+#include "era.h"
 #include "json.h"
 #include "representations.h"
 #include "request_body.h"
@@ -74,6 +75,33 @@ void get_volume(MockState& state, Call& c) {
   }));
 }
 
+// PATCH {sizeGb}: grow in every era; a shrink where the era allows it
+// (kubernetes), if the files leave a tenth of the new size free.
+void resize_volume(MockState& state, Call& c) {
+  RequestBody b(c.body);
+  const rapidjson::Value* size = b.get("sizeGb");
+  if (!size || !size->IsInt64() || size->GetInt64() < 1 || size->GetInt64() > 10000)
+    api_error(400, "'sizeGb' must be an integer between 1 and 10000", "invalid_volume_size");
+  const int wanted = static_cast<int>(size->GetInt64());
+  const auto [current, dir] = state.locked([&](MockState::Tables& t) {
+    const Volume& v = find_volume(t, t.resolve_project(c.key, c.param(0)), c.param(1));
+    return std::pair<int, std::string>{v.size_gb, v.dir};
+  });
+  if (wanted < current) {
+    if (!era_rules(state.options().era).volume_shrink)
+      api_error(400, "Volumes can only grow on this platform", "volume_shrink_unsupported");
+    const double used = static_cast<double>(tree_bytes(dir));
+    if (used > 0.9 * static_cast<double>(wanted) * (1ull << 30))
+      api_error(409, "The files would not leave 10% of the new size free",
+                "volume_too_full_to_shrink");
+  }
+  c.reply(200, state.locked([&](MockState::Tables& t) {
+    Volume& v = find_volume(t, t.resolve_project(c.key, c.param(0)), c.param(1));
+    v.size_gb = wanted;
+    return volume_json(v);
+  }));
+}
+
 void delete_volume(MockState& state, Call& c) {
   const std::string dir = state.locked([&](MockState::Tables& t) {
     Volume& v = find_volume(t, t.resolve_project(c.key, c.param(0)), c.param(1));
@@ -94,6 +122,7 @@ void add_volume_routes(Router& router, MockState& state) {
   router.add("POST", "/api/projects/{ref}/volumes", bind(create_volume));
   router.add("GET", "/api/projects/{ref}/volumes/{volume}", bind(get_volume));
   router.add("DELETE", "/api/projects/{ref}/volumes/{volume}", bind(delete_volume));
+  router.add("PATCH", "/api/projects/{ref}/volumes/{volume}", bind(resize_volume));
 }
 
 }  // namespace lizard::mock::internal

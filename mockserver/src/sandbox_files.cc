@@ -244,7 +244,7 @@ void refuse_mounts_below(int dirfd, const std::string& shown) {
 }  // namespace
 
 void IdMap::give(int fd) const {
-  if (chown) (void)::fchown(fd, uid_base, gid_base);
+  if (chown) (void)::fchown(fd, uid_base + owner, gid_base + owner);
 }
 
 void write_file(int root_fd, const std::string& path, std::string_view bytes, const IdMap& ids) {
@@ -259,7 +259,7 @@ void write_file(int root_fd, const std::string& path, std::string_view bytes, co
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail(errno, "Cannot stat " + p);
   if (!S_ISREG(st.st_mode)) fail(EINVAL, "Not a regular file");
-  // A file the mock made (host root's) becomes the sandbox root's.
+  // A file the mock made (host root's) becomes the sandbox user's.
   if (ids.chown && st.st_uid == 0) ids.give(fd.get());
   // Truncate after the type check, in place: the inode and its mode stay.
   if (::ftruncate(fd.get(), 0) != 0) fail(errno, "Cannot truncate " + p);

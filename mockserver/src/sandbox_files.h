@@ -32,9 +32,10 @@ struct IdMap {
   std::uint32_t uid_base = 0;  // the host uid of sandbox uid 0
   std::uint32_t gid_base = 0;
   std::uint32_t count = 1;  // sandbox ids 0 .. count-1 exist
-  // The mock runs as host root: what it creates is handed to the sandbox's
-  // root (else it already belongs to it).
+  // The mock runs as host root: what it creates is handed to the sandbox
+  // user `owner` (else it already belongs to the sandbox's root).
   bool chown = false;
+  std::uint32_t owner = 0;  // a sandbox uid (and gid)
   // The sandbox's id for a host id, or 65534 (nobody) when it is not mapped.
   std::uint32_t sandbox_uid(std::uint32_t host) const {
     return host - uid_base < count ? host - uid_base : 65534;

@@ -715,7 +715,7 @@ void copy_file_at(int from_dir, int to_dir, const char* name, mode_t mode, const
   ScopedFd outf(
       ::openat(to_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777));
   if (outf.get() < 0) return;
-  owner.give(outf.get());
+  if (owner.chown) (void)::fchown(outf.get(), st.st_uid, st.st_gid);
   (void)::fchmod(outf.get(), mode & 07777);
   char buf[1 << 16];
   for (;;) {
@@ -750,7 +750,7 @@ void copy_dir_at(int from, int to, const IdMap& owner, int depth) {
       ScopedFd dst(::openat(to, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (dst.get() < 0) continue;
       copy_dir_at(sub.get(), dst.get(), owner, depth + 1);
-      owner.give(dst.get());
+      if (owner.chown) (void)::fchown(dst.get(), st.st_uid, st.st_gid);
       (void)::fchmod(dst.get(), st.st_mode & 07777);
     } else if (S_ISREG(st.st_mode)) {
       copy_file_at(from, to, n.c_str(), st.st_mode, owner);
@@ -760,12 +760,44 @@ void copy_dir_at(int from, int to, const IdMap& owner, int depth) {
       if (len < 0) continue;
       target.resize(static_cast<std::size_t>(len));
       if (::symlinkat(target.c_str(), to, n.c_str()) == 0 && owner.chown)
-        (void)::fchownat(to, n.c_str(), owner.uid_base, owner.gid_base, AT_SYMLINK_NOFOLLOW);
+        (void)::fchownat(to, n.c_str(), st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
     }
   }
 }
 
 }  // namespace
+
+std::uint64_t tree_bytes(const std::string& path) {
+  std::uint64_t total = 0;
+  std::function<void(int, dev_t, int)> walk = [&](int dirfd, dev_t dev, int depth) {
+    DirPtr d(::fdopendir(dirfd));
+    if (!d) {
+      ::close(dirfd);
+      return;
+    }
+    while (dirent* e = ::readdir(d.get())) {
+      const std::string n = e->d_name;
+      if (n == "." || n == "..") continue;
+      struct stat st {};
+      if (::fstatat(::dirfd(d.get()), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (S_ISREG(st.st_mode)) total += static_cast<std::uint64_t>(st.st_size);
+      if (S_ISDIR(st.st_mode) && st.st_dev == dev && depth < 256) {
+        const int sub =
+            ::openat(::dirfd(d.get()), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) walk(sub, dev, depth + 1);
+      }
+    }
+  };
+  struct stat top {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0;
+  if (::fstat(fd, &top) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  walk(fd, top.st_dev, 0);
+  return total;
+}
 
 void copy_tree(const std::string& from, const std::string& to, const IdMap& owner) {
   std::error_code ec;
@@ -775,8 +807,10 @@ void copy_tree(const std::string& from, const std::string& to, const IdMap& owne
   if (src.get() < 0 || dst.get() < 0) return;
   copy_dir_at(src.get(), dst.get(), owner, 0);
   struct stat st {};
-  if (::fstat(src.get(), &st) == 0) (void)::fchmod(dst.get(), st.st_mode & 07777);
-  owner.give(dst.get());
+  if (::fstat(src.get(), &st) == 0) {
+    (void)::fchmod(dst.get(), st.st_mode & 07777);
+    if (owner.chown) (void)::fchown(dst.get(), st.st_uid, st.st_gid);
+  }
 }
 
 namespace {

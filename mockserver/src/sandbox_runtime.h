@@ -134,11 +134,16 @@ class SandboxRuntime {
 // into other file systems (a stale bind mount is never descended into).
 void remove_tree(const std::string& path);
 
+// The bytes of the regular files in a tree (links not followed, other file
+// systems not entered).
+std::uint64_t tree_bytes(const std::string& path);
+
 // Copies a directory tree (files, dirs, links; modes kept) for fork and
 // snapshot, never following a link: every step opens relative to its parent
 // with O_NOFOLLOW, so a sandbox that swaps a directory for a link while it
-// is copied cannot make the copy read outside its own tree. What is created
-// belongs to `owner`'s sandbox root. Mount points and special files are left out.
+// is copied cannot make the copy read outside its own tree. Owners are kept
+// (when `owner.chown`: the mock runs as root). Mount points and special
+// files are left out.
 void copy_tree(const std::string& from, const std::string& to, const IdMap& owner);
 
 }  // namespace lizard::mock::internal

@@ -96,7 +96,7 @@ MockState::MockState(const MockOptions& options)
   }
   if (own_state_dir_) register_state_dir(state_dir_);
   const std::int64_t now = now_ms();
-  Workspace ws{new_id("wks_"), "Mock workspace", now};
+  Workspace ws{new_id("wks_"), "Mock workspace", "mock-workspace", now};
   tables_.workspaces[ws.id] = ws;
   for (const auto& name : options_.projects) {
     tables_.projects.push_back(Project{new_id("prj_"), name, name, ws.id, now});
@@ -107,6 +107,7 @@ MockState::MockState(const MockOptions& options)
     key.id = new_id("key_");
     key.name = "mock key";
     key.full = true;
+    key.created_at = now;
     tables_.keys[k] = key;
   }
   initial_ = tables_;

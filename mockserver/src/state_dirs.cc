@@ -7,9 +7,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -43,19 +45,25 @@ std::string start_time_of(pid_t pid) {
   return field;
 }
 
-bool owner_alive(const std::string& dir) {
+// True when the marker names a live process; nullopt when it cannot be read.
+std::optional<bool> owner_alive(const std::string& dir) {
   std::ifstream in(dir + kMarker);
   pid_t pid = 0;
   std::string started;
-  if (!(in >> pid >> started)) return false;
+  if (!(in >> pid >> started)) return std::nullopt;
   return start_time_of(pid) == started;
 }
 
 }  // namespace
 
 void mark_state_dir_owner(const std::string& dir) {
-  std::ofstream out(dir + kMarker);
-  out << ::getpid() << " " << start_time_of(::getpid()) << "\n";
+  // Written aside and renamed: a scan never sees half a marker.
+  const std::string tmp = dir + kMarker + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << ::getpid() << " " << start_time_of(::getpid()) << "\n";
+  }
+  std::rename(tmp.c_str(), (dir + kMarker).c_str());
 }
 
 void remove_abandoned_state_dirs() {
@@ -72,10 +80,12 @@ void remove_abandoned_state_dirs() {
     struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
       continue;
-    struct stat marker {};
-    if (::lstat((dir + kMarker).c_str(), &marker) == 0) {
-      if (owner_alive(dir)) continue;
-    } else {
+    // Gone only when its owner is: a marker of a dead process, or (a mock
+    // of an older version, or one killed before its marker) none for ten
+    // minutes.
+    const auto alive = owner_alive(dir);
+    if (alive.value_or(false)) continue;
+    if (!alive) {
       const auto age = now - std::chrono::system_clock::from_time_t(st.st_mtime);
       if (age < std::chrono::minutes(10)) continue;
     }

@@ -810,6 +810,25 @@ void Client::write_file(std::string_view sandbox_id, std::string_view path, std:
   checked("POST", sandbox_path(sandbox_id, "/files"), {}, body, call);
 }
 
+void Client::write_base64_text_file(std::string_view sandbox_id, std::string_view path,
+                                    std::string_view data, const CallOptions& call) {
+  rapidjson::StringBuffer path_json;
+  JsonWriter w(path_json);
+  write_string(w, path);
+  constexpr std::string_view kHead = "{\"path\":";
+  constexpr std::string_view kMiddle = ",\"content\":\"";
+  constexpr std::string_view kTail = "\"}";
+  std::string body;
+  body.reserve(kHead.size() + path_json.GetSize() + kMiddle.size() +
+               base64_encoded_size(data.size()) + kTail.size());
+  body.append(kHead);
+  body.append(path_json.GetString(), path_json.GetSize());
+  body.append(kMiddle);
+  base64_encode_append(data, body);
+  body.append(kTail);
+  checked("POST", sandbox_path(sandbox_id, "/files"), {}, body, call);
+}
+
 void Client::write_text_file(std::string_view sandbox_id, std::string_view path,
                              std::string_view text, const CallOptions& call) {
   checked("POST", sandbox_path(sandbox_id, "/files"), {},

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 
 #include "lizard/api/client.h"
 #include "lizard/guest_helpers.h"
+#include "lizard/run_attempts.h"
 #include "lizard/workspace/checks.h"
 #include "lizard/workspace/utf8.h"
 
@@ -24,20 +26,6 @@ constexpr const char* kProvider = "lizard";
 // The API's largest per-request exec timeout; the server may cut it shorter
 // (its own limit), and the run is then re-attached.
 constexpr std::int64_t kExecTimeoutMs = 600000;
-// How many times a run is re-attached after failures that made no progress.
-constexpr int kMaxBlindRetries = 3;
-// How long a run without a timeout waits for one exec answer: the API's limit
-// plus a minute for the answer to arrive.
-constexpr std::chrono::milliseconds kUntimedExecWait(kExecTimeoutMs + 60000);
-// The run helper's watchdog sends TERM at the timeout and KILL this much later
-// (guest_helpers.cc), so a run with a timeout is over by timeout + grace.
-constexpr std::chrono::milliseconds kKillGrace(2000);
-// What a run with a timeout waits beyond timeout + grace for its answer (plus
-// a tenth of the timeout): the helper's polling, the exec round trip.
-constexpr std::chrono::milliseconds kAnswerMargin(3000);
-// The longest Retry-After honoured before re-attaching to a started run;
-// a longer one is handed to the caller.
-constexpr std::chrono::seconds kMaxReattachRetryAfter(2);
 // Finished runs whose files are removed together by a later run.
 constexpr std::size_t kCleanupBatch = 16;
 
@@ -76,6 +64,42 @@ std::optional<std::errc> errc_of_code(const std::string& code) {
 
 std::errc errc_of_errno(int e) { return static_cast<std::errc>(e); }
 
+// A sandbox ID as a ref may hold it: the characters the API's IDs use. An
+// empty ID, "." or "..", or one with '/', '?', '#' or '%' would make the URL
+// name another route (curl folds "/api/sandboxes/." into the list route).
+bool valid_sandbox_id(const std::string& id) {
+  if (id.empty() || id.size() > 128 || id == "." || id == "..") return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+  });
+}
+
+void require_lizard_ref(const WorkspaceRef& ref) {
+  if (ref.provider != kProvider || !valid_sandbox_id(ref.id)) {
+    throw std::invalid_argument(
+        "a Lizard ref has the form lizard:<sandboxId> (letters, digits, '_', '-', '.'; not \".\" "
+        "or \"..\")");
+  }
+}
+
+// The Lizard API's JSON carries UTF-8 only: a path with other bytes cannot
+// reach the sandbox intact.
+void require_carriable_path(const std::string& path) {
+  require_absolute_path(path);
+  if (!is_valid_utf8(path)) {
+    throw std::invalid_argument("the Lizard API carries UTF-8 paths only; this path is not UTF-8");
+  }
+}
+
+// Pauses a run between attempts; the stop token cuts it short.
+void pause_for(std::chrono::milliseconds wait, std::stop_token stop) {
+  std::mutex pause_mutex;
+  std::condition_variable_any pause;
+  std::unique_lock pause_lock(pause_mutex);
+  pause.wait_for(pause_lock, stop, wait, [] { return false; });
+}
+
 bool is_dir_type(const std::string& type) { return type == "dir" || type == "directory"; }
 
 }  // namespace
@@ -94,9 +118,7 @@ class LizardSandboxBackend::Impl {
  public:
   explicit Impl(LizardOptions options) : options_(std::move(options)), client_(client_options()) {
     if (options_.ref) {
-      if (options_.ref->provider != kProvider || options_.ref->id.empty()) {
-        throw std::invalid_argument("a Lizard ref has the form lizard:<sandboxId>");
-      }
+      require_lizard_ref(*options_.ref);
       std::lock_guard lock(ref_mutex_);
       sandbox_id_ = options_.ref->id;
     }
@@ -180,6 +202,10 @@ class LizardSandboxBackend::Impl {
       create_outcome_unknown_ = true;
       throw;
     }
+    if (!valid_sandbox_id(info.sandbox_id)) {
+      create_outcome_unknown_ = true;
+      throw WorkspaceError("the create answer names no usable sandbox ID");
+    }
     {
       std::lock_guard ref_lock(ref_mutex_);
       sandbox_id_ = info.sandbox_id;
@@ -216,6 +242,19 @@ class LizardSandboxBackend::Impl {
     return gone;
   }
 
+  // A 409 on a sandbox route: the sandbox is paused (firecracker era) or
+  // otherwise not usable as it is; retrying will not help until someone
+  // resumes it.
+  [[noreturn]] void throw_conflict(const api::ConflictError& e) {
+    if (e.code() == "SANDBOX_PAUSED") {
+      throw WorkspaceUnavailableError("the Lizard sandbox " + id() +
+                                      " is paused; resume it (POST /api/sandboxes/" + id() +
+                                      "/resume) before using it");
+    }
+    throw WorkspaceUnavailableError("the Lizard sandbox " + id() + " cannot be used now: " +
+                                    (e.api_message().empty() ? e.code() : e.api_message()));
+  }
+
   [[noreturn]] void throw_unavailable() {
     std::lock_guard lock(state_mutex_);
     if (destroyed_) throw WorkspaceUnavailableError("the Lizard sandbox was destroyed");
@@ -225,6 +264,8 @@ class LizardSandboxBackend::Impl {
   // Maps an API answer about `path` to the contract's error.
   [[noreturn]] void throw_path_error(const api::ApiError& e, const std::string& sandbox_id,
                                      const std::string& path) {
+    if (const auto* conflict = dynamic_cast<const api::ConflictError*>(&e))
+      throw_conflict(*conflict);
     if (e.status() == 404) {
       if (confirm_gone(sandbox_id, e.code())) throw_unavailable();
       throw make_path_error("no such file or directory", path,
@@ -236,17 +277,20 @@ class LizardSandboxBackend::Impl {
     throw;
   }
 
+  // Runs a guest helper (guest_helpers.h); it sets no working directory or
+  // environment through the API (eras that ignore them would differ).
   api::ExecResult helper(const std::string& sandbox_id, std::vector<std::string> argv,
                          std::stop_token stop = {}) {
     api::ExecRequest request;
     request.cmd = std::move(argv);
-    request.workdir = kWorkingDir;
     request.timeout_ms = 60000;
     try {
       return client_.exec(sandbox_id, request, {std::chrono::milliseconds(90000), std::move(stop)});
     } catch (const api::NotFoundError& e) {
       if (confirm_gone(sandbox_id, e.code())) throw_unavailable();
       throw;
+    } catch (const api::ConflictError& e) {
+      throw_conflict(e);
     }
   }
 
@@ -274,7 +318,7 @@ class LizardSandboxBackend::Impl {
     if (size == 0) return {};
     std::string bytes;
     try {
-      bytes = client_.read_file(sandbox_id, internal::run_file(run_id, name));
+      bytes = client_.read_file(sandbox_id, internal::run_file(internal::kRunRoot, run_id, name));
     } catch (const api::NotFoundError& e) {
       if (confirm_gone(sandbox_id, e.code())) throw_unavailable();
       throw WorkspaceError("the output of the command is missing from the sandbox");
@@ -287,138 +331,149 @@ class LizardSandboxBackend::Impl {
   CommandResult run(const Command& command, const RunOptions& options) {
     validate_run(command, options);
     if (options.stop.stop_requested()) throw WorkspaceCancelledError("cancelled before it started");
+    internal::RunSpec spec = run_spec(command, options);
+    // Refused at once, before any request: the kernel would refuse it in
+    // the sandbox, and nothing could tell that apart from a lost answer.
+    if (auto problem = internal::argument_list_problem(spec); !problem.empty()) {
+      throw WorkspaceError(problem);
+    }
     const std::string sandbox_id = sandbox();
+    spec.cleanup = take_cleanup();
+    const internal::Envelope envelope = run_until_answered(sandbox_id, spec, options.stop);
+    return result_of(sandbox_id, spec, envelope, options);
+  }
 
+  // The run as the helper takes it: the command, its working directory and
+  // its exact environment (the backend's, then the run's) travel in the
+  // exec's argument list, never in the API's `envs`/`workdir`, which the
+  // kubernetes era ignores.
+  internal::RunSpec run_spec(const Command& command, const RunOptions& options) const {
     internal::RunSpec spec;
     spec.run_id = random_run_id();
     spec.argv = command.is_shell() ? std::vector<std::string>{"/bin/sh", "-c", command.script()}
                                    : command.argv();
+    std::map<std::string, std::string> env = options_.env;
+    for (const auto& [k, v] : options.env) env[k] = v;
+    spec.env.assign(env.begin(), env.end());
+    spec.workdir = kWorkingDir;
     if (options.timeout) {
       const double ms = std::ceil(options.timeout->count() * 1000.0);
       spec.timeout_ms = static_cast<std::uint64_t>(std::max(1.0, std::min(ms, 1e15)));
     }
     spec.limit_bytes = kOutputLimitBytes;
-    spec.cleanup = take_cleanup();
+    return spec;
+  }
 
+  // Sends the run's exec until its envelope comes back: the first exec
+  // starts the command, every later one re-attaches to it (internal::
+  // RunAttempts decides when).
+  internal::Envelope run_until_answered(const std::string& sandbox_id,
+                                        const internal::RunSpec& spec, std::stop_token stop) {
+    using internal::RunAttempts;
+    using Clock = RunAttempts::Clock;
     api::ExecRequest request;
     request.cmd = internal::run_command(spec);
-    request.envs = options_.env;
-    for (const auto& [k, v] : options.env) request.envs[k] = v;
-    request.workdir = kWorkingDir;
     request.timeout_ms = kExecTimeoutMs;
-
-    // A run with a timeout has a deadline for its answer: every exec request
-    // (the first and each re-attach) waits at most until then, so a server
-    // that stops answering cannot hold it for the API's 10 minutes. Without a
-    // timeout each request waits kUntimedExecWait.
-    using Clock = std::chrono::steady_clock;
-    std::optional<Clock::time_point> deadline;
-    std::string deadline_text;
-    if (spec.timeout_ms > 0) {
-      const auto timeout = std::chrono::milliseconds(
-          std::min<std::uint64_t>(spec.timeout_ms, static_cast<std::uint64_t>(kExecTimeoutMs)));
-      const auto wait = timeout + kKillGrace + kAnswerMargin + timeout / 10;
-      deadline = Clock::now() + wait;
-      deadline_text = std::to_string(wait.count() / 1000) + "." +
-                      std::to_string(wait.count() % 1000 / 100) + " s";
-    }
-    const auto out_of_time = [&](const std::string& detail) {
+    std::optional<std::chrono::milliseconds> timeout;
+    if (spec.timeout_ms > 0) timeout = std::chrono::milliseconds(spec.timeout_ms);
+    RunAttempts attempts(timeout, Clock::now());
+    const auto out_of_time = [&] {
       add_cleanup_later(spec.run_id);
       return WorkspaceTransientError(
-          "the command's outcome is unknown: no answer within " + deadline_text +
-              " (its timeout, the kill grace and a margin)" + (detail.empty() ? "" : ": " + detail),
+          "the command's outcome is unknown: no answer within " + attempts.deadline_text() +
+              " (its timeout, the kill grace and a margin)" +
+              (attempts.last_problem().empty() ? "" : ": " + attempts.last_problem()),
           true);
     };
-    api::CallOptions call{kUntimedExecWait, options.stop};
-
-    std::optional<internal::Envelope> envelope;
-    int blind = 0;
-    // Whether any exec of this run was answered or may have been admitted:
-    // from then on the run may exist in the sandbox, and only a re-attach
-    // (same run id, so never a second start) may follow.
-    bool started = false;
-    std::string last_problem;
-    while (!envelope) {
-      if (is_destroyed()) throw WorkspaceUnavailableError("the Lizard sandbox was destroyed");
-      if (deadline) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
-        if (left.count() <= 0) throw out_of_time(last_problem);
-        call.timeout = left;
-      }
+    for (;;) {
+      if (is_destroyed()) throw_unavailable();
+      const auto wait = attempts.next_wait(Clock::now());
+      if (!wait) throw out_of_time();
+      const bool answered_before = attempts.started();
       api::ExecResult answer;
       try {
-        answer = client_.exec(sandbox_id, request, call);
+        answer = client_.exec(sandbox_id, request, {*wait, stop});
       } catch (const WorkspaceCancelledError&) {
         cancel_run(sandbox_id, spec.run_id);
         throw WorkspaceCancelledError("the command was cancelled; its process group was stopped");
       } catch (const api::NotFoundError& e) {
         if (is_destroyed() || confirm_gone(sandbox_id, e.code())) throw_unavailable();
         throw;
+      } catch (const api::ConflictError& e) {
+        throw_conflict(e);
       } catch (const WorkspaceTransientError& e) {
         if (is_destroyed()) throw_unavailable();
-        // Refused before anything could run (connect failure, 408, 429): the
-        // caller may retry; nothing of this run exists in the sandbox yet.
-        if (!e.may_have_been_admitted() && !started) throw;
-        started = true;
-        last_problem = e.what();
-        if (deadline && Clock::now() >= *deadline) throw out_of_time(last_problem);
-        // The start is idempotent (same run id), so re-sending re-attaches
-        // to the command instead of starting it again.
+        const auto step = attempts.after_transport_failure(e.may_have_been_admitted(),
+                                                           e.retry_after(), e.what(), Clock::now());
+        if (step.next == RunAttempts::Next::kRethrow) throw;
+        if (step.next == RunAttempts::Next::kOutOfTime) throw out_of_time();
         if (e.may_have_been_admitted() && confirm_gone(sandbox_id, "")) throw_unavailable();
-        // A refusal of a re-attach (429, 408) still leaves the run going: the
-        // error says so (admitted), with the server's Retry-After.
-        const auto admitted = [&](const std::string& why) {
+        if (step.next != RunAttempts::Next::kPause) {
+          // A refusal of a re-attach (429, 408) still leaves the run going:
+          // the error says so (admitted), with the server's Retry-After.
           add_cleanup_later(spec.run_id);
-          return WorkspaceTransientError(
-              "the command's outcome is unknown (it was started, " + why + "): " + e.what(), true,
-              e.http_status(), e.retry_after());
-        };
-        if (++blind > kMaxBlindRetries) throw admitted("then repeated failures");
-        auto wait = std::chrono::milliseconds(200 * blind);
-        if (!e.may_have_been_admitted() && e.retry_after()) {
-          if (*e.retry_after() > kMaxReattachRetryAfter) {
-            throw admitted("then re-attaching was refused for longer than the backend waits");
-          }
-          wait = std::max<std::chrono::milliseconds>(wait, *e.retry_after());
+          throw WorkspaceTransientError(
+              std::string("the command's outcome is unknown (it was started, ") +
+                  (step.next == RunAttempts::Next::kGiveUpRefused
+                       ? "then re-attaching was refused for longer than the backend waits"
+                       : "then repeated failures") +
+                  "): " + e.what(),
+              true, e.http_status(), e.retry_after());
         }
-        if (deadline && Clock::now() + wait >= *deadline) throw out_of_time(last_problem);
-        // A pause before re-attaching, cut short by the stop token.
-        std::mutex pause_mutex;
-        std::condition_variable_any pause;
-        std::unique_lock pause_lock(pause_mutex);
-        pause.wait_for(pause_lock, options.stop, wait, [] { return false; });
+        pause_for(step.pause, stop);
         continue;
       }
-      started = true;
+      attempts.note_answered();
       try {
-        envelope = internal::parse_envelope(answer.out);
+        if (auto envelope = internal::parse_envelope(answer.out)) return *envelope;
       } catch (const std::runtime_error& e) {
         throw WorkspaceError(std::string("could not run the command: ") + e.what());
       }
-      if (envelope) break;
-      if (answer.timed_out) continue;  // the server's per-request limit: re-attach
-      // The wrapper died without an answer: the sandbox was killed, or
-      // something killed the wrapper. Either way, ask.
-      if (is_destroyed() || confirm_gone(sandbox_id, "")) throw_unavailable();
-      last_problem = answer.err.substr(0, 300);
-      if (++blind > kMaxBlindRetries) {
+      // No envelope and no output at all, at the first answer, with the
+      // shell's "cannot execute" status: the helper never started (the
+      // sandbox has no usable /bin/sh or setsid, or refused the arguments).
+      if (!answered_before && !answer.timed_out && answer.out.empty() &&
+          (answer.exit_code == 126 || answer.exit_code == 127)) {
+        throw WorkspaceError("could not start the run helper in the sandbox (exit " +
+                             std::to_string(answer.exit_code) + "): " + answer.err.substr(0, 300));
+      }
+      // The server's per-request limit cut the exec: re-attach. Otherwise the
+      // helper died without an answer: the sandbox was killed, or something
+      // killed the helper. Either way, ask.
+      if (!answer.timed_out && (is_destroyed() || confirm_gone(sandbox_id, ""))) {
+        throw_unavailable();
+      }
+      const auto step =
+          attempts.after_missing_envelope(answer.timed_out, answer.err.substr(0, 300));
+      if (step.next == RunAttempts::Next::kGiveUpRepeated) {
         throw WorkspaceError("the command's outcome is unknown (the run helper gave no answer: " +
-                             last_problem + ")");
+                             attempts.last_problem() + ")");
       }
     }
+  }
 
-    std::string out;
-    std::string err;
-    if (envelope->over_limit) {
+  // The contract's answer for an envelope: the result, or the error it says.
+  CommandResult result_of(const std::string& sandbox_id, const internal::RunSpec& spec,
+                          internal::Envelope envelope, const RunOptions& options) {
+    if (envelope.start_errno != 0) {
+      add_cleanup_later(spec.run_id);
+      if (envelope.start_errno == E2BIG) {
+        throw WorkspaceError(
+            "Argument list too long (E2BIG): the sandbox refused to start a command with this "
+            "much argument and environment text");
+      }
+      throw WorkspaceError("could not start the command: " +
+                           std::generic_category().message(envelope.start_errno));
+    }
+    if (envelope.over_limit) {
       // A head cut at 64 KiB may end inside a character; drop that partial
       // character rather than report it as invalid.
       const auto head = [](std::string raw, std::uint64_t stream_size) {
         if (stream_size > raw.size()) raw.resize(utf8_complete_prefix(raw));
         return repair_utf8(raw);
       };
-      out = head(envelope->out.value_or(""), envelope->out_size);
-      err = head(envelope->err.value_or(""), envelope->err_size);
+      const std::string out = head(envelope.out.value_or(""), envelope.out_size);
+      const std::string err = head(envelope.err.value_or(""), envelope.err_size);
       add_cleanup_later(spec.run_id, true);
       throw WorkspaceOutputLimitError(
           "the command wrote more than " + std::to_string(kOutputLimitBytes) +
@@ -427,20 +482,20 @@ class LizardSandboxBackend::Impl {
           std::string(utf8_truncate(err, kOutputHeadBytes)));
     }
     const std::string raw_out =
-        envelope->out ? std::move(*envelope->out)
-                      : read_run_file(sandbox_id, spec.run_id, "o", envelope->out_size);
+        envelope.out ? std::move(*envelope.out)
+                     : read_run_file(sandbox_id, spec.run_id, "o", envelope.out_size);
     const std::string raw_err =
-        envelope->err ? std::move(*envelope->err)
-                      : read_run_file(sandbox_id, spec.run_id, "e", envelope->err_size);
-    add_cleanup_later(spec.run_id, !envelope->out || !envelope->err);
-    out = repair_utf8(raw_out);
-    err = repair_utf8(raw_err);
-    if (envelope->timed_out) {
+        envelope.err ? std::move(*envelope.err)
+                     : read_run_file(sandbox_id, spec.run_id, "e", envelope.err_size);
+    add_cleanup_later(spec.run_id, !envelope.out || !envelope.err);
+    std::string out = repair_utf8(raw_out);
+    std::string err = repair_utf8(raw_err);
+    if (envelope.timed_out) {
       throw WorkspaceTimeoutError(
           "the command outlived its timeout of " + std::to_string(options.timeout->count()) + " s",
           std::move(out), std::move(err), *options.timeout);
     }
-    return CommandResult{envelope->exit_code, std::move(out), std::move(err)};
+    return CommandResult{envelope.exit_code, std::move(out), std::move(err)};
   }
 
   void add_cleanup_later(const std::string& run_id, bool urgent = false) {
@@ -450,7 +505,7 @@ class LizardSandboxBackend::Impl {
   void cancel_run(const std::string& sandbox_id, const std::string& run_id) {
     // Best effort, with a fresh (unstoppable) token: the caller's is triggered.
     try {
-      helper(sandbox_id, internal::kill_command(run_id));
+      helper(sandbox_id, internal::kill_command(internal::kRunRoot, run_id));
     } catch (const std::exception&) {
       // The sandbox may be gone or unreachable; cancellation still returns.
     }
@@ -473,7 +528,7 @@ class LizardSandboxBackend::Impl {
   // --- files -----------------------------------------------------------------
 
   std::string read_bytes(const std::string& path) {
-    require_absolute_path(path);
+    require_carriable_path(path);
     const std::string sandbox_id = sandbox();
     try {
       return client_.read_file(sandbox_id, path);
@@ -482,14 +537,34 @@ class LizardSandboxBackend::Impl {
     }
   }
 
+  // UTF-8 content: one files-API request. Other bytes: their base64 as a
+  // UTF-8 file, then write.sh decodes it next to the target and renames it
+  // into place (two requests; the kubernetes era takes UTF-8 uploads only,
+  // so nothing else works on every era). Either way a failed write leaves
+  // the old content whole, and a link is written through.
   void write_bytes(const std::string& path, const std::string& data) {
-    require_absolute_path(path);
+    require_carriable_path(path);
     const std::string sandbox_id = sandbox();
+    if (is_valid_utf8(data)) {
+      try {
+        client_.write_text_file(sandbox_id, path, data);
+      } catch (const api::ApiError& e) {
+        throw_path_error(e, sandbox_id, path);
+      }
+      return;
+    }
+    const std::string staged = internal::run_file(internal::kRunRoot, random_run_id(), "w64");
     try {
-      client_.write_file(sandbox_id, path, data);
+      client_.write_base64_text_file(sandbox_id, staged, data);
     } catch (const api::ApiError& e) {
       throw_path_error(e, sandbox_id, path);
     }
+    const auto answer = helper(sandbox_id, internal::write_command(staged, path));
+    const auto err = internal::parse_write_answer(answer.out);
+    if (!err) {
+      throw WorkspaceError("could not write the file in the sandbox: " + answer.err.substr(0, 300));
+    }
+    if (*err != 0) throw make_path_error("cannot write the file", path, errc_of_errno(*err));
   }
 
   // Resolves symlink entries with one probe exec for all of them.
@@ -543,7 +618,7 @@ class LizardSandboxBackend::Impl {
   }
 
   FileEntry stat(const std::string& path) {
-    require_absolute_path(path);
+    require_carriable_path(path);
     const std::string sandbox_id = sandbox();
     const std::string normal = normalize_path(path);
     api::FileInfo info;
@@ -561,7 +636,7 @@ class LizardSandboxBackend::Impl {
   }
 
   std::vector<FileEntry> list_dir(const std::string& path) {
-    require_absolute_path(path);
+    require_carriable_path(path);
     const std::string sandbox_id = sandbox();
     const std::string normal = normalize_path(path);
     std::vector<api::FileInfo> infos;
@@ -598,18 +673,19 @@ class LizardSandboxBackend::Impl {
   }
 
   void make_dir(const std::string& path) {
-    require_absolute_path(path);
+    require_carriable_path(path);
     const std::string sandbox_id = sandbox();
     const auto answer = helper(sandbox_id, internal::mkdir_command(path));
     if (answer.exit_code == 0) return;
     if (const auto e = internal::errno_of_helper_exit(answer.exit_code)) {
       throw make_path_error("cannot create directory", path, errc_of_errno(*e));
     }
-    throw WorkspaceError("mkdir failed in the sandbox: " + answer.out.substr(0, 300));
+    throw WorkspaceError("mkdir failed in the sandbox (exit " + std::to_string(answer.exit_code) +
+                         ")");
   }
 
   void remove(const std::string& path) {
-    require_absolute_path(path);
+    require_carriable_path(path);
     refuse_remove_of_working_dir(path, kWorkingDir);
     const std::string sandbox_id = sandbox();
     try {
@@ -620,7 +696,7 @@ class LizardSandboxBackend::Impl {
   }
 
   std::string realpath(const std::string& path) {
-    require_absolute_path(path);
+    require_carriable_path(path);
     const std::string sandbox_id = sandbox();
     const auto answer = helper(sandbox_id, internal::realpath_command(path));
     if (answer.exit_code == 40) {
@@ -705,9 +781,7 @@ std::unique_ptr<LizardSandboxBackend> LizardSandbox::attach(const WorkspaceRef& 
 }
 
 void LizardSandbox::destroy(const WorkspaceRef& ref) const {
-  if (ref.provider != kProvider || ref.id.empty()) {
-    throw std::invalid_argument("a Lizard ref has the form lizard:<sandboxId>");
-  }
+  require_lizard_ref(ref);
   api::ClientOptions c;
   c.api_key = options_.api_key;
   c.api_url = options_.api_url;

@@ -271,11 +271,29 @@ TEST(ClientTransportTest, LargeRawReadLandsWhole) {
 
 // The client against the embedded mock: project resolution, sandboxes,
 // streaming exec, processes and volumes.
+// The client speaks every route, so it is tested on the firecracker era,
+// which serves them all (pid events, process routes, pause).
 class ClientMockTest : public ::testing::Test {
  protected:
-  mock::MockServer server_;
+  mock::MockServer server_{mock::MockOptions{.era = mock::Era::kFirecracker}};
   Client client_{{.api_key = server_.api_key(), .api_url = server_.url()}};
 };
+
+// The kubernetes era refuses what it lacks with 501: a clear "not supported".
+TEST(ClientKubernetesTest, ProcessRoutesAndPauseAreNotSupported) {
+  mock::MockServer server;
+  Client client({.api_key = server.api_key(), .api_url = server.url()});
+  const auto info = client.create_sandbox({.project_id = server.project_id()});
+  EXPECT_THROW(client.list_processes(info.sandbox_id), workspace::WorkspaceNotSupportedError);
+  EXPECT_THROW(client.pause_sandbox(info.sandbox_id), workspace::WorkspaceNotSupportedError);
+  long long pid = 0;
+  EXPECT_EQ(client.exec_stream(info.sandbox_id, {.cmd = std::string("exit 5"), .pid_event = true},
+                               [&](const ExecEvent& e) {
+                                 if (e.kind == ExecEvent::Kind::kPid) pid = e.number;
+                               }),
+            5);
+  EXPECT_EQ(pid, 0) << "the kubernetes era sends no pid event";
+}
 
 TEST_F(ClientMockTest, ResolvesProjectsCaseInsensitivelyAndCaches) {
   const auto id = client_.resolve_project(server_.project_id());
@@ -321,7 +339,6 @@ TEST_F(ClientMockTest, SandboxLifecycleExecStreamingAndFiles) {
   client_.remove_file(info.sandbox_id, "/workspace/m");
   EXPECT_THROW(client_.stat_file(info.sandbox_id, "/workspace/m"), NotFoundError);
   EXPECT_TRUE(client_.list_processes(info.sandbox_id).empty());
-  EXPECT_THROW(client_.resume_sandbox(info.sandbox_id), workspace::WorkspaceNotSupportedError);
   EXPECT_TRUE(client_.kill_sandbox(info.sandbox_id));
   EXPECT_FALSE(client_.kill_sandbox(info.sandbox_id));
   EXPECT_THROW(client_.get_sandbox(info.sandbox_id), NotFoundError);

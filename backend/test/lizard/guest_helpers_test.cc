@@ -65,13 +65,20 @@ std::string fresh_id() {
 
 class GuestHelpersTest : public ::testing::Test {
  protected:
+  GuestHelpersTest() {
+    state_ = (std::filesystem::temp_directory_path() / ("lizard-guest-" + fresh_id())).string();
+  }
   RunSpec spec(std::vector<std::string> argv) {
     RunSpec s;
     s.run_id = fresh_id();
-    ids_.push_back(s.run_id);
     s.argv = std::move(argv);
     s.limit_bytes = 10u * 1024 * 1024;
+    s.state_dir = state_;
+    s.workdir = "/tmp";
     return s;
+  }
+  std::string file(const RunSpec& s, const char* suffix) const {
+    return run_file(state_, s.run_id, suffix);
   }
   Envelope run(const RunSpec& s) {
     const Local local = run_local(run_command(s));
@@ -79,14 +86,8 @@ class GuestHelpersTest : public ::testing::Test {
     EXPECT_TRUE(env.has_value()) << local.out.substr(0, 500);
     return env.value_or(Envelope{});
   }
-  void TearDown() override {
-    for (const auto& id : ids_) {
-      for (const char* suffix : {"o", "e", "s", "p", "to", "over"}) {
-        std::filesystem::remove(run_file(id, suffix));
-      }
-    }
-  }
-  std::vector<std::string> ids_;
+  void TearDown() override { std::filesystem::remove_all(state_); }
+  std::string state_;
 };
 
 TEST_F(GuestHelpersTest, ReportsExitCodeAndBothStreams) {
@@ -198,29 +199,28 @@ TEST_F(GuestHelpersTest, LargeOutputIsLeftInFilesNotInline) {
   auto big = spec({"/bin/sh", "-c", "head -c 1000000 /dev/zero"});
   const auto big_env = run(big);
   EXPECT_FALSE(big_env.out.has_value());
-  EXPECT_EQ(std::filesystem::file_size(run_file(big.run_id, "o")), 1000000u);
+  EXPECT_EQ(std::filesystem::file_size(file(big, "o")), 1000000u);
 }
 
 TEST_F(GuestHelpersTest, CleanupListRemovesEarlierRunDirectories) {
   const auto first = spec({"true"});
   run(first);
-  ASSERT_TRUE(std::filesystem::exists(run_file(first.run_id, "p")));
-  ASSERT_TRUE(std::filesystem::exists(run_file(first.run_id, "o")));
+  ASSERT_TRUE(std::filesystem::exists(file(first, "p")));
+  ASSERT_TRUE(std::filesystem::exists(file(first, "o")));
   auto second = spec({"true"});
   second.cleanup = {first.run_id};
   run(second);
   // The removal runs beside the second command; wait for it with a deadline.
   const auto gone = [&] {
-    return !std::filesystem::exists(run_file(first.run_id, "p")) &&
-           !std::filesystem::exists(run_file(first.run_id, "o")) &&
-           !std::filesystem::exists(run_file(first.run_id, "s"));
+    return !std::filesystem::exists(file(first, "p")) &&
+           !std::filesystem::exists(file(first, "o")) && !std::filesystem::exists(file(first, "s"));
   };
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!gone() && std::chrono::steady_clock::now() < end) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(gone());
-  EXPECT_TRUE(std::filesystem::exists(run_file(second.run_id, "s")));
+  EXPECT_TRUE(std::filesystem::exists(file(second, "s")));
 }
 
 TEST_F(GuestHelpersTest, ProbeTellsDirectoriesFilesLoopsAndAbsence) {
@@ -244,15 +244,113 @@ TEST_F(GuestHelpersTest, MkdirAndRealpathReportErrnoByExitCode) {
   EXPECT_TRUE(std::filesystem::is_directory(base + "/a/b"));
   EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/file")).status), 17);
   EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/file/x")).status), 20);
+  // Names that read like error messages change nothing: the errno comes from the disk.
+  std::ofstream(base + "/File exists") << "x";
+  EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/File exists/sub")).status), 20);
+  std::filesystem::create_symlink(base + "/loop", base + "/loop");
+  EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/loop/x")).status), 40);
+  std::filesystem::create_symlink(base + "/nowhere", base + "/Too many levels of symbolic links");
+  EXPECT_EQ(
+      WEXITSTATUS(run_local(mkdir_command(base + "/Too many levels of symbolic links/x")).status),
+      2);
   std::filesystem::create_directory_symlink("a", base + "/rel");
   EXPECT_EQ(run_local(realpath_command(base + "/rel/b/../missing")).out, base + "/a/missing\n");
   std::filesystem::remove_all(base);
 }
 
+TEST_F(GuestHelpersTest, TheEnvironmentArrivesExactlyWhateverTheNames) {
+  // Read by a program started straight from the helper (a shell would reset IFS).
+  auto s = spec({"cat", "/proc/self/environ"});
+  // Exported by the shell, or through env(1): both must be exact.
+  const std::vector<std::pair<std::string, std::string>> env = {{"IFS", "x"},
+                                                                {"PLAIN", " two  spaces \n"},
+                                                                {"A B", "spaced name"},
+                                                                {"1X", "digit first"},
+                                                                {"__lz_0", "helper's own"},
+                                                                {"__lz_e0", "also"},
+                                                                {"BIN", "\xff\xfe raw"},
+                                                                {"EMPTY", ""},
+                                                                {"-dash", "leading dash"}};
+  s.env = env;
+  const auto result = run(s);
+  std::string expect_all;
+  for (const auto& [k, v] : env) {
+    const std::string entry = k + "=" + v + std::string(1, '\0');
+    EXPECT_NE(result.out.value_or("").find(entry), std::string::npos) << k;
+  }
+  // IFS did not change how the helper reads its own fields.
+  EXPECT_EQ(result.exit_code, 0);
+}
+
+TEST_F(GuestHelpersTest, IdentifierNamesAndPathAreExactToo) {
+  auto s = spec({"printenv", "IFS", "PATH", "X_Y"});
+  s.env = {{"IFS", ":"}, {"PATH", "/usr/bin:/bin:/lizard-nowhere"}, {"X_Y", "v"}};
+  EXPECT_EQ(run(s).out.value_or("?"), ":\n/usr/bin:/bin:/lizard-nowhere\nv\n");
+}
+
+TEST_F(GuestHelpersTest, TheCommandStartsInItsWorkingDirectory) {
+  auto s = spec({"pwd"});
+  s.workdir = state_;
+  std::filesystem::create_directories(state_);
+  EXPECT_EQ(run(s).out.value_or("?"), state_ + "\n");
+}
+
+TEST_F(GuestHelpersTest, NoHelperProcessCarriesTheCommandsText) {
+  // The command kills every process whose command line holds a fragment of
+  // its own text: itself (its shell) included, as it would locally; the
+  // helper survives and reports exactly that.
+  const std::string fragment = "lzfrag" + fresh_id();
+  const auto result = run(spec({"/bin/sh", "-c", "pkill -f " + fragment + "; echo after"}));
+  EXPECT_EQ(result.exit_code, 143);
+  EXPECT_EQ(result.out.value_or("?"), "");
+}
+
+TEST_F(GuestHelpersTest, ACommandThatRemovesTheRunFilesStillGetsItsResult) {
+  const auto result = run(spec({"/bin/sh", "-c", "printf kept; rm -rf " + state_ + "; exit 4"}));
+  EXPECT_EQ(result.exit_code, 4);
+  EXPECT_EQ(result.out.value_or("?"), "kept");
+}
+
+TEST_F(GuestHelpersTest, AnOversizedArgumentListIsRefusedBeforeAnythingRuns) {
+  auto one = spec({"echo", std::string(256 * 1024, 'a')});
+  EXPECT_NE(argument_list_problem(one).find("Argument list too long"), std::string::npos);
+  auto many = spec({"true"});
+  for (int i = 0; i < 64; ++i)
+    many.env.emplace_back("V" + std::to_string(i), std::string(64 * 1024, 'v'));
+  EXPECT_NE(argument_list_problem(many).find("Argument list too long"), std::string::npos);
+  auto fine = spec({"echo", std::string(100 * 1024, 'a')});
+  EXPECT_EQ(argument_list_problem(fine), "");
+  EXPECT_EQ(run(fine).out_size, 100u * 1024 + 1);
+}
+
+TEST_F(GuestHelpersTest, BinaryWriteDecodesNextToTheTargetAndKeepsItsMode) {
+  std::filesystem::create_directories(state_);
+  const std::string target = state_ + "/dir/target";
+  const std::string staged = state_ + "/staged.b64";
+  std::ofstream(staged) << "//4A";  // ff fe 00
+  EXPECT_EQ(parse_write_answer(run_local(write_command(staged, target)).out), 0);
+  std::ifstream in(target, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes, std::string("\xff\xfe\0", 3));
+  EXPECT_FALSE(std::filesystem::exists(staged));
+  std::filesystem::permissions(target, std::filesystem::perms(0751));
+  std::ofstream(staged) << "QQ==";
+  EXPECT_EQ(parse_write_answer(run_local(write_command(staged, target)).out), 0);
+  EXPECT_EQ(static_cast<int>(std::filesystem::status(target).permissions()), 0751);
+  std::ofstream(staged) << "QQ==";
+  EXPECT_EQ(parse_write_answer(run_local(write_command(staged, state_ + "/dir")).out), 21);
+  std::ofstream(staged) << "QQ==";
+  EXPECT_EQ(parse_write_answer(run_local(write_command(staged, target + "/below")).out), 20);
+}
+
 TEST(EnvelopeTest, CutShortIsAbsentAndFailureThrows) {
   EXPECT_FALSE(parse_envelope("").has_value());
-  EXPECT_FALSE(parse_envelope("LZ1 0 0 0 3 0\nbb3V0\n").has_value());
-  const auto env = parse_envelope("noise\nLZ1 3 1 0 3 0\nbb3V0\nb\nLZEND\n");
+  EXPECT_FALSE(parse_envelope("LZ2 0 0 0 3 0 0\nbb3V0\n").has_value());
+  EXPECT_FALSE(parse_envelope("LZ1 3 1 0 3 0\nbb3V0\nb\nLZEND\n").has_value());
+  const auto started = parse_envelope("LZ2 126 0 0 0 0 7\nb\nb\nLZEND\n");
+  ASSERT_TRUE(started.has_value());
+  EXPECT_EQ(started->start_errno, 7);
+  const auto env = parse_envelope("noise\nLZ2 3 1 0 3 0 0\nbb3V0\nb\nLZEND\n");
   ASSERT_TRUE(env.has_value());
   EXPECT_EQ(env->exit_code, 3);
   EXPECT_TRUE(env->timed_out);

@@ -592,11 +592,15 @@ TEST_F(LizardBackendTest, PauseIsNotSupportedOnTheKubernetesEra) {
 
 using LizardFilesTest = LizardCommandTest;
 
-TEST_F(LizardFilesTest, AllByteValuesRoundTripThroughNewParentsInOneRequestEach) {
+TEST_F(LizardFilesTest, AllByteValuesRoundTripThroughNewParents) {
   std::string bytes;
   for (int c = 0; c < 256; ++c) bytes.push_back(static_cast<char>(c));
   server_.clear_journal();
+  // Not UTF-8: the base64 as a UTF-8 file, decoded in the sandbox (two requests).
   backend_->write_bytes("/workspace/new/parents/all.bin", bytes);
+  EXPECT_EQ(journal().size(), 2u);
+  server_.clear_journal();
+  backend_->write_bytes("/workspace/new/parents/text.txt", "UTF-8 text, \xc3\xa9");
   EXPECT_EQ(journal().size(), 1u);
   server_.clear_journal();
   EXPECT_EQ(backend_->read_bytes("/workspace/new/parents/all.bin"), bytes);

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <thread>
 
+#include "lizard/workspace/utf8.h"
 #include "rule_bodies.h"
 #include "rule_context.h"
 
@@ -404,11 +405,52 @@ void lizard_output_past_server_cap(RuleContext& ctx) {
                          << describe_requests(p.requests());
 }
 
+// True when the request is a files-API write (POST .../files).
+bool is_file_write(const HttpRequestRecord& r) {
+  return r.method == "POST" && r.path.size() >= 6 &&
+         r.path.compare(r.path.size() - 6, 6, "/files") == 0;
+}
+
+// The bytes a files-API write puts in the file: its content, decoded when
+// it says "encoding":"base64". nullopt when the body is not such a write.
+std::optional<std::string> written_bytes(const HttpRequestRecord& r, bool& base64) {
+  rapidjson::Document body;
+  body.Parse(r.body.c_str(), r.body.size());
+  if (body.HasParseError() || !body.IsObject()) return std::nullopt;
+  auto content = body.FindMember("content");
+  if (content == body.MemberEnd() || !content->value.IsString()) return std::nullopt;
+  std::string text(content->value.GetString(), content->value.GetStringLength());
+  auto enc = body.FindMember("encoding");
+  base64 = enc != body.MemberEnd() && enc->value.IsString() &&
+           std::string(enc->value.GetString()) == "base64";
+  if (!base64) return text;
+  bool ok = false;
+  std::string decoded = base64_decode(text, ok);
+  if (!ok) return std::nullopt;
+  return decoded;
+}
+
 void lizard_binary_files(RuleContext& ctx) {
   auto& p = platform(ctx);
   auto b = ctx.make();
   first_use(ctx, b);
   auto* f = &ctx.fs(*b);
+  // UTF-8 content: one files-API request carrying it.
+  const std::string text = "plain text, \xc3\xa9t\xc3\xa9 \xe2\x9c\x93\n";
+  const std::string text_path = "/workspace/lc-text-" + random_hex(6) + ".txt";
+  p.clear_requests();
+  f->write_bytes(text_path, text);
+  const auto text_writes = p.requests();
+  EXPECT_EQ(text_writes.size(), 1u)
+      << "a UTF-8 write took other requests: " << describe_requests(text_writes);
+  bool carried = false;
+  for (const auto& r : text_writes) {
+    bool base64 = false;
+    if (is_file_write(r) && written_bytes(r, base64) == text) carried = true;
+  }
+  EXPECT_TRUE(carried) << "no files-API write carried the text: " << describe_requests(text_writes);
+  // Every byte value: never uploaded as bytes that are not UTF-8 (the
+  // kubernetes era refuses them); UTF-8 text decoded in the sandbox.
   std::string data;
   for (int round = 0; round < 4; ++round) {
     for (int i = 0; i < 256; ++i) data += static_cast<char>((i * 7 + round) & 0xFF);
@@ -416,30 +458,19 @@ void lizard_binary_files(RuleContext& ctx) {
   const std::string path = "/workspace/lc-binary-" + random_hex(6) + ".bin";
   p.clear_requests();
   f->write_bytes(path, data);
-  auto writes = p.requests();
-  bool base64_write = false;
+  const auto writes = p.requests();
   for (const auto& r : writes) {
-    EXPECT_EQ(r.path.find("/exec"), std::string::npos) << "write_bytes used a command";
-    if (r.method != "POST" || r.path.size() < 6 ||
-        r.path.compare(r.path.size() - 6, 6, "/files") != 0) {
-      continue;
-    }
-    rapidjson::Document body;
-    body.Parse(r.body.c_str(), r.body.size());
-    if (body.HasParseError() || !body.IsObject()) continue;
-    auto enc = body.FindMember("encoding");
-    auto content = body.FindMember("content");
-    if (enc != body.MemberEnd() && enc->value.IsString() &&
-        std::string(enc->value.GetString()) == "base64" && content != body.MemberEnd() &&
-        content->value.IsString()) {
-      bool ok = false;
-      const std::string decoded = base64_decode(content->value.GetString(), ok);
-      if (ok && decoded == data) base64_write = true;
-    }
+    bool base64 = false;
+    const auto bytes = is_file_write(r) ? written_bytes(r, base64) : std::nullopt;
+    EXPECT_FALSE(bytes && base64 && !workspace::is_valid_utf8(*bytes))
+        << "a files-API write uploaded bytes that are not UTF-8 (the kubernetes era takes UTF-8 "
+           "only): "
+        << r.method << " " << r.path;
   }
-  EXPECT_TRUE(base64_write) << "no base64 files-API write carried the bytes: "
-                            << describe_requests(writes);
+  EXPECT_LE(writes.size(), 2u) << "a binary write took more than two requests: "
+                               << describe_requests(writes);
   p.clear_requests();
+  EXPECT_TRUE(f->read_bytes(text_path) == text) << "the text did not round-trip";
   const std::string back = f->read_bytes(path);
   EXPECT_TRUE(back == data) << "the bytes did not round-trip";
   bool raw_read = false;

@@ -229,6 +229,11 @@ class Client {
   // Sends `text` (must be valid UTF-8) without encoding.
   void write_text_file(std::string_view sandbox_id, std::string_view path, std::string_view text,
                        const CallOptions& call = {});
+  // Writes the base64 of `data` as the file's text (no `encoding`: the file
+  // holds the base64 characters), building the body in one pre-sized string.
+  // For bytes that are not UTF-8 on platforms that take UTF-8 uploads only.
+  void write_base64_text_file(std::string_view sandbox_id, std::string_view path,
+                              std::string_view data, const CallOptions& call = {});
   // The raw bytes; a file over CallOptions::max_answer_bytes (default
   // kMaxFileReadBytes, 1 GiB) raises workspace::WorkspaceError.
   std::string read_file(std::string_view sandbox_id, std::string_view path,

@@ -1,0 +1,257 @@
+# shellcheck shell=sh
+# The run helper (lizard::workspace::internal::run_command), started by
+# run_start.sh as `sh -c RUN.SH lizard-run N` in a session of its own, with
+# the run's N fields in the environment variables __lz_0 .. __lz_{N-1}:
+#   0 run id, 1 timeout in ms (0: none), 2 output limit per stream in bytes,
+#   3 run ids whose files to remove, 4 bytes of output sent inline,
+#   5 the directory of the run files, 6 the working directory, 7 E, the
+#   number of environment entries; then E entries NAME=VALUE and the
+#   command's argv. Field 6 and those after E are encoded: "r" then UTF-8
+#   text, or "b" then base64.
+#
+# Idempotent by run id: the first start claims RUN.p and starts the command;
+# a re-sent or re-attaching exec finds the claim and only waits for the
+# status, so a command never starts twice. The run's files live in field 5
+# (/root/.lizard, not /tmp, which commands clean up): RUN.p the command's pid,
+# RUN.o and RUN.e its output, RUN.s its status. Output goes straight to files
+# (nothing reads the command's streams, so a background child holding them
+# cannot hold the result). The helper keeps them open, so it still answers
+# when a command deletes them.
+#
+# Answer on stdout:
+#   LZ2 EXIT TIMEDOUT OVERLIMIT OUTSIZE ERRSIZE ERRNO
+#   the stdout line, the stderr line ("b" + base64 of the bytes, or "-" when
+#   not inline: read RUN.o / RUN.e with the files API)
+#   LZEND
+# ERRNO is non-zero when the command could not be started (7: E2BIG).
+# Helper variables carry the __lz_ prefix; the command's environment is
+# built apart from this shell's, so nothing of it changes the helper (IFS,
+# PATH, names it uses itself).
+
+__lz_n=$1
+__lz_k=0
+__lz_field() {
+  eval "__lz_v=\${__lz_$__lz_k-}"
+  unset "__lz_$__lz_k"
+  __lz_k=$((__lz_k + 1))
+}
+__lz_decoded() {
+  __lz_field
+  case $__lz_v in
+    r*) __lz_v=${__lz_v#r} ;;
+    *) __lz_v=$(printf '%s' "${__lz_v#b}" | base64 -d && printf x); __lz_v=${__lz_v%x} ;;
+  esac
+}
+__lz_field; __lz_id=$__lz_v
+__lz_field; __lz_t=$__lz_v
+__lz_field; __lz_l=$__lz_v
+__lz_field; __lz_c=$__lz_v
+__lz_field; __lz_b=$__lz_v
+__lz_field; __lz_d=$__lz_v
+__lz_decoded; __lz_wd=$__lz_v
+__lz_field; __lz_ne=$__lz_v
+# The environment entries (as __lz_e0 ..), then the argv (as "$@"). Their
+# total size, for the E2BIG check.
+__lz_size=0
+__lz_j=0
+while [ "$__lz_j" -lt "$__lz_ne" ]; do
+  __lz_decoded
+  eval "__lz_e$__lz_j=\$__lz_v"
+  __lz_size=$((__lz_size + ${#__lz_v} + 9))
+  __lz_j=$((__lz_j + 1))
+done
+set --
+while [ "$__lz_k" -lt "$__lz_n" ]; do
+  __lz_decoded
+  set -- "$@" "$__lz_v"
+  __lz_size=$((__lz_size + ${#__lz_v} + 9))
+done
+
+[ -d "$__lz_d" ] || mkdir -p "$__lz_d" 2>/dev/null
+__lz_r=$__lz_d/$__lz_id
+set -C
+if { true >"$__lz_r.p"; } 2>/dev/null; then
+  set +C
+  __lz_x=
+  __lz_errno=0
+  # A command the kernel cannot start with this much argument and
+  # environment text (ARG_MAX): E2BIG, said as a number.
+  if [ "$__lz_size" -gt 131072 ]; then
+    __lz_max=$(getconf ARG_MAX 2>/dev/null || echo 2097152)
+    [ "$__lz_size" -gt $((__lz_max - 65536)) ] && __lz_errno=7
+  fi
+  # How the command starts: setsid makes it the leader of a group of its
+  # own. Variables with names a shell can export are exported in the child;
+  # any other name (A B, 1X, a name this helper uses), or a SIGPIPE this
+  # shell was started with ignored (a shell cannot un-ignore it), goes
+  # through env(1).
+  __lz_setsid=setsid
+  __lz_env=0
+  __lz_j=0
+  while [ "$__lz_j" -lt "$__lz_ne" ]; do
+    eval "__lz_v=\$__lz_e$__lz_j"
+    case ${__lz_v%%=*} in
+      __lz*|''|[0-9]*|*[!A-Za-z0-9_]*) __lz_env=1 ;;
+      # The caller's PATH must not decide which setsid starts the command.
+      PATH) __lz_setsid=$(command -v setsid) ;;
+    esac
+    __lz_j=$((__lz_j + 1))
+  done
+  __lz_sigpipe=
+  if [ -r /proc/$$/status ]; then
+    while read -r __lz_key __lz_val; do
+      [ "$__lz_key" = SigIgn: ] || continue
+      __lz_val=${__lz_val#"${__lz_val%????}"}
+      [ $((0x$__lz_val & 4096)) -ne 0 ] && __lz_sigpipe=--default-signal=PIPE
+      break
+    done </proc/$$/status
+  fi
+  [ -n "$__lz_sigpipe" ] && __lz_env=1
+  [ "$__lz_env" = 1 ] && [ "$__lz_setsid" = setsid ] && __lz_setsid=$(command -v setsid)
+  # Made (and held open) before the command starts: the answer survives a
+  # command that deletes the run's files.
+  : >"$__lz_r.o"
+  : >"$__lz_r.e"
+  exec 7<"$__lz_r.o" 8<"$__lz_r.e"
+  if [ "$__lz_errno" = 0 ]; then
+    (
+      cd -- "$__lz_wd" 2>/dev/null || { echo "lizard: cannot enter $__lz_wd" >&2; exit 126; }
+      if [ "$__lz_env" = 1 ]; then
+        set -- "$__lz_setsid" -- "$@"
+        __lz_j=$__lz_ne
+        while [ "$__lz_j" -gt 0 ]; do
+          __lz_j=$((__lz_j - 1))
+          eval "set -- \"\$__lz_e$__lz_j\" \"\$@\""
+        done
+        exec env $__lz_sigpipe -- "$@"
+      fi
+      __lz_j=0
+      while [ "$__lz_j" -lt "$__lz_ne" ]; do
+        eval "export \"\$__lz_e$__lz_j\""
+        __lz_j=$((__lz_j + 1))
+      done
+      exec "$__lz_setsid" -- "$@"
+    ) </dev/null >>"$__lz_r.o" 2>>"$__lz_r.e" 7<&- 8<&- &
+    __lz_p=$!
+  else
+    __lz_p=0
+  fi
+  echo "$__lz_p" >"$__lz_r.p"
+  if [ -n "$__lz_c" ]; then
+    (
+      cd "$__lz_d" || exit 0
+      set --
+      for __lz_i in $__lz_c; do set -- "$@" "$__lz_i" "$__lz_i".*; done
+      rm -rf -- "$@"
+    ) </dev/null >/dev/null 2>&1 &
+  fi
+  __lz_w=
+  __lz_kt=
+  if [ "$__lz_p" != 0 ]; then
+    # The output watcher: checks the sizes (20 ms, then up to every 200 ms
+    # while nothing grows) and kills the group past the limit. Stopped when
+    # the command ends; it takes its sleep along.
+    (
+      trap 'kill $! 2>/dev/null; exit 0' TERM
+      __lz_i=0
+      __lz_z=
+      while :; do
+        case $__lz_i in 0) sleep 0.02 & ;; 1) sleep 0.05 & ;; 2) sleep 0.1 & ;; *) sleep 0.2 & ;; esac
+        wait $!
+        __lz_i=$((__lz_i + 1))
+        if [ -s "$__lz_r.o" ] || [ -s "$__lz_r.e" ]; then
+          # shellcheck disable=SC2046 # two sizes, split into $1 $2
+          set -- $(stat -c %s -- "$__lz_r.o" "$__lz_r.e" 2>/dev/null)
+          if [ "${1:-0}" -gt "$__lz_l" ] || [ "${2:-0}" -gt "$__lz_l" ]; then
+            : >"$__lz_r.over"
+            kill -KILL -"$__lz_p" 2>/dev/null
+            exit 0
+          fi
+          [ "$1 $2" != "$__lz_z" ] && __lz_i=0
+          __lz_z="$1 $2"
+        fi
+      done
+    ) </dev/null >/dev/null 2>&1 &
+    __lz_w=$!
+    if [ "$__lz_t" -gt 0 ]; then
+      (
+        trap 'kill $! 2>/dev/null; exit 0' TERM
+        sleep "$((__lz_t / 1000)).$(printf %03d $((__lz_t % 1000)))" &
+        wait $! || exit 0
+        : >"$__lz_r.to"
+        kill -TERM -"$__lz_p" 2>/dev/null
+        sleep 2 &
+        wait $!
+        kill -KILL -"$__lz_p" 2>/dev/null
+      ) </dev/null >/dev/null 2>&1 &
+      __lz_kt=$!
+    fi
+    wait "$__lz_p"
+    __lz_x=$?
+    kill "$__lz_w" $__lz_kt 2>/dev/null
+  else
+    __lz_x=126
+  fi
+  __lz_to=0
+  if [ -e "$__lz_r.to" ]; then
+    __lz_to=1
+    kill -KILL -"$__lz_p" 2>/dev/null
+  fi
+  # Sizes through the held descriptors (the files may be gone).
+  __lz_os=$(wc -c <&7)
+  __lz_es=$(wc -c <&8)
+  __lz_ov=0
+  if [ -e "$__lz_r.over" ] || [ "$__lz_os" -gt "$__lz_l" ] || [ "$__lz_es" -gt "$__lz_l" ]; then
+    __lz_ov=1
+    kill -KILL -"$__lz_p" 2>/dev/null
+  fi
+  # One small write: a reader that sees the file non-empty sees all of it.
+  # (The answer below does not depend on it: a command may have removed
+  # the run's files.)
+  echo "$__lz_x $__lz_to $__lz_ov $__lz_os $__lz_es $__lz_errno" >"$__lz_r.s" 2>/dev/null
+  __lz_own=1
+else
+  set +C
+  __lz_own=0
+  while [ ! -s "$__lz_r.s" ]; do
+    if [ ! -e "$__lz_r.p" ]; then echo "LZFAIL the run files are gone"; exit 0; fi
+    sleep 0.05
+  done
+  read -r __lz_x __lz_to __lz_ov __lz_os __lz_es __lz_errno <"$__lz_r.s"
+fi
+echo "LZ2 $__lz_x $__lz_to $__lz_ov $__lz_os $__lz_es $__lz_errno"
+# A stream: "b" + base64 of its first $2 bytes, "-" when not inline. From the
+# held descriptor when this process ran the command, else from the file.
+__lz_emit() {
+  if [ "$3" != 1 ]; then
+    echo -
+  elif [ "$2" -gt 0 ]; then
+    printf b
+    if [ "$__lz_own" = 1 ]; then
+      eval "head -c \"\$2\" <&$1" | base64 -w0
+    else
+      case $1 in 7) head -c "$2" -- "$__lz_r.o" ;; *) head -c "$2" -- "$__lz_r.e" ;; esac | base64 -w0
+    fi
+    echo
+  else
+    echo b
+  fi
+}
+[ "$__lz_own" = 1 ] && { exec 7<"/proc/$$/fd/7" 8<"/proc/$$/fd/8"; } 2>/dev/null
+if [ "$__lz_ov" = 1 ]; then
+  __lz_emit 7 65536 1
+  __lz_emit 8 65536 1
+else
+  __lz_oi=0
+  __lz_ei=0
+  if [ $((__lz_os + __lz_es)) -le "$__lz_b" ]; then
+    __lz_oi=1
+    __lz_ei=1
+  else
+    [ "$__lz_os" -le $((__lz_b / 2)) ] && __lz_oi=1
+    [ "$__lz_es" -le $((__lz_b / 2)) ] && __lz_ei=1
+  fi
+  __lz_emit 7 "$__lz_os" "$__lz_oi"
+  __lz_emit 8 "$__lz_es" "$__lz_ei"
+fi
+echo LZEND
