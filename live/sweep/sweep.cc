@@ -1,6 +1,9 @@
 #include "sweep.h"
 
+#include "lizard/workspace/lizard_sandbox_backend.h"
+
 #include <ctime>
+#include <map>
 #include <ostream>
 
 namespace lizard::sweep {
@@ -35,9 +38,32 @@ std::optional<std::chrono::system_clock::time_point> parse_time(const std::strin
 
 namespace {
 
-std::string metadata(const api::SandboxInfo& s, const char* key) {
-  auto it = s.metadata.find(key);
-  return it == s.metadata.end() ? "" : it->second;
+// The sandbox's tags: its metadata when that holds the run tag, else the
+// tags file inside it (absent or unreadable: none).
+std::map<std::string, std::string> tags_of(api::Client& client, const api::SandboxInfo& info) {
+  if (info.metadata.count(kRunTag)) return info.metadata;
+  std::map<std::string, std::string> tags;
+  std::string text;
+  try {
+    text = client.read_file(info.sandbox_id, workspace::kTagsFile, {.max_answer_bytes = 65536});
+  } catch (const std::exception&) {
+    return tags;
+  }
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    const auto eq = line.find('=');
+    if (eq != std::string::npos && eq > 0) tags[line.substr(0, eq)] = line.substr(eq + 1);
+    at = end + 1;
+  }
+  return tags;
+}
+
+std::string tag(const std::map<std::string, std::string>& tags, const char* key) {
+  auto it = tags.find(key);
+  return it == tags.end() ? "" : it->second;
 }
 
 void describe(std::ostream* log, const char* verb, const SweptSandbox& s, const std::string& why) {
@@ -57,8 +83,9 @@ SweepResult sweep(const SweepOptions& options, std::ostream* log) {
   for (const auto& info : client.list_sandboxes(project)) {
     SweptSandbox s;
     s.id = info.sandbox_id;
-    s.run = metadata(info, kRunTag);
-    s.rule = metadata(info, "lizard-conformance-rule");
+    const auto tags = tags_of(client, info);
+    s.run = tag(tags, kRunTag);
+    s.rule = tag(tags, "lizard-conformance-rule");
     if (s.run.empty()) {
       ++result.untagged;
       continue;

@@ -1,7 +1,11 @@
 // The live-run sweeper: deletes sandboxes that earlier conformance runs
-// tagged ("lizard-conformance-run" in their metadata) and that are older than
-// a given age, and says what it deleted and what it kept. Untagged sandboxes
-// are never touched. Used by lizard-sweep and scripts/sweep-live.
+// tagged ("lizard-conformance-run") and that are older than a given age, and
+// says what it deleted and what it kept. Untagged sandboxes are never
+// touched. The tag is read from the sandbox's metadata, or (on platforms
+// that drop metadata, such as the kubernetes era) from the tags file the
+// backend writes inside it (LizardOptions::tags, kTagsFile): one more
+// request per sandbox without the metadata tag. Used by lizard-sweep and
+// scripts/sweep-live.
 //
 // Thread safety: sweep() is reentrant; it uses its own API client.
 #pragma once

@@ -1,5 +1,8 @@
-// lizard-sweep against the embedded mock: tagged old sandboxes are deleted;
-// untagged ones, young ones and other runs' are kept.
+// lizard-sweep against the embedded mock, on both eras: tagged old
+// sandboxes are deleted; untagged ones, young ones and other runs' are kept.
+// Tagged sandboxes are made as the live suite makes them (LizardOptions::
+// tags): on the kubernetes era, which drops metadata, the sweeper finds the
+// tags in the file the backend writes inside the sandbox.
 #include "sweep.h"
 
 #include <gtest/gtest.h>
@@ -8,13 +11,14 @@
 #include <sstream>
 
 #include "lizard/mock/mock_server.h"
+#include "lizard/workspace/lizard_sandbox_backend.h"
 
 namespace lizard::sweep {
 namespace {
 
-class SweepTest : public testing::Test {
+class SweepTest : public testing::TestWithParam<mock::Era> {
  protected:
-  SweepTest() {
+  SweepTest() : server_(mock::MockOptions{.era = GetParam()}) {
     api::ClientOptions options;
     options.api_url = server_.url();
     options.api_key = server_.api_key();
@@ -24,13 +28,26 @@ class SweepTest : public testing::Test {
     project_ = client_->resolve_project(options.project);
   }
 
-  std::string create(std::map<std::string, std::string> metadata) {
-    api::CreateSandboxRequest request;
-    request.template_name = "interpreter";
-    request.project_id = project_;
-    request.timeout_ms = 3 * 3600 * 1000;  // outlives the clock jump below
-    request.metadata = std::move(metadata);
-    return client_->create_sandbox(request).sandbox_id;
+  // A sandbox with these tags, made by the backend as a live run makes it
+  // (no tags: made by the client, with other metadata only).
+  std::string create(std::map<std::string, std::string> tags) {
+    if (!tags.count(kRunTag)) {
+      api::CreateSandboxRequest request;
+      request.template_name = "interpreter";
+      request.project_id = project_;
+      request.timeout_ms = 3 * 3600 * 1000;
+      request.metadata = std::move(tags);
+      return client_->create_sandbox(request).sandbox_id;
+    }
+    workspace::LizardOptions options;
+    options.api_key = server_.api_key();
+    options.api_url = server_.url();
+    options.project = server_.project_id();
+    options.lifetime = std::chrono::hours(3);  // outlives the clock jump below
+    options.tags = std::move(tags);
+    workspace::LizardSandboxBackend backend(options);
+    backend.exists("/workspace");  // the first operation creates (and tags) it
+    return backend.ref()->id;
   }
 
   bool alive(const std::string& id) {
@@ -59,7 +76,7 @@ class SweepTest : public testing::Test {
   std::string project_;
 };
 
-TEST_F(SweepTest, DeletesTaggedOldSandboxesOnly) {
+TEST_P(SweepTest, DeletesTaggedOldSandboxesOnly) {
   const std::string old_tagged = create({{kRunTag, "run-a"}, {"lizard-conformance-rule", "cmd.x"}});
   const std::string old_other_run = create({{kRunTag, "run-b"}});
   const std::string old_untagged = create({{"owner", "someone"}});
@@ -88,7 +105,7 @@ TEST_F(SweepTest, DeletesTaggedOldSandboxesOnly) {
   EXPECT_EQ(log.str().find(server_.api_key()), std::string::npos) << "the key is in the log";
 }
 
-TEST_F(SweepTest, RunFilterAndDryRunDeleteNothingElse) {
+TEST_P(SweepTest, RunFilterAndDryRunDeleteNothingElse) {
   const std::string mine = create({{kRunTag, "run-a"}});
   const std::string theirs = create({{kRunTag, "run-b"}});
   server_.advance_clock(std::chrono::minutes(45));
@@ -112,6 +129,13 @@ TEST_F(SweepTest, RunFilterAndDryRunDeleteNothingElse) {
   EXPECT_FALSE(alive(mine));
   EXPECT_TRUE(alive(theirs)) << "another run's sandbox was deleted";
 }
+
+INSTANTIATE_TEST_SUITE_P(Eras, SweepTest,
+                         testing::Values(mock::Era::kKubernetes, mock::Era::kFirecracker),
+                         [](const testing::TestParamInfo<mock::Era>& param) {
+                           return param.param == mock::Era::kKubernetes ? "Kubernetes"
+                                                                        : "Firecracker";
+                         });
 
 TEST(SweepParseTime, AcceptsTheApiFormatAndRejectsOthers) {
   auto t = parse_time("1970-01-01T00:01:00.250Z");

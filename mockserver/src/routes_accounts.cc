@@ -282,16 +282,13 @@ void create_key(MockState& state, Call& c) {
     t.keys[k.key] = k;
   });
   JsonOut j;
-  j.begin_object()
-      .kv("key", k.key)
-      .kv("id", k.id)
-      .kv("name", k.name)
-      .key("workspaces")
-      .begin_array();
+  j.begin_object().kv("key", k.key).kv("id", k.id).kv("name", k.name);
+  write_scopes(j, k);
+  j.key("workspaces").begin_array();
   for (const auto& w : k.workspaces) j.str(w);
   j.end_array().key("projects").begin_array();
   for (const auto& p : k.projects) j.str(p);
-  j.end_array().kv("createdAt", iso_time(state.now_ms())).end_object();
+  j.end_array().kv("createdAt", iso_time(k.created_at)).end_object();
   c.reply(201, j.text());
 }
 

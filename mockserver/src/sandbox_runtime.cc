@@ -598,18 +598,20 @@ ExecOutcome SandboxRuntime::run(const ExecSpec& spec, std::chrono::milliseconds 
         std::max<std::int64_t>(
             0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count()) +
         1);
+    // The exec socket first: its start record precedes any output, and must
+    // be handled first when both are ready (the pid event comes first).
     pollfd pfds[3];
     int idx[3];
     int n = 0;
+    if (!done()) {
+      pfds[n] = {exec_sock.get(), POLLIN, 0};
+      idx[n++] = 2;
+    }
     for (int s = 0; s < 2; ++s) {
       if (fds[s] >= 0) {
         pfds[n] = {fds[s], POLLIN, 0};
         idx[n++] = s;
       }
-    }
-    if (!done()) {
-      pfds[n] = {exec_sock.get(), POLLIN, 0};
-      idx[n++] = 2;
     }
     const int rc = ::poll(pfds, static_cast<nfds_t>(n), wait_ms);
     if (rc < 0 && errno != EINTR) break;

@@ -10,8 +10,11 @@
 namespace lizard::mock::test {
 namespace {
 
+// On the firecracker era, which applies every field of an exec; what the
+// kubernetes era ignores is in era_test.cc.
 class ExecTest : public MockFixture {
  protected:
+  ExecTest() : MockFixture(MockOptions{.era = Era::kFirecracker}) {}
   void SetUp() override { id_ = create(R"("envs":{"FROM_SANDBOX":"s1","BOTH":"sandbox"})"); }
   std::string id_;
 };
@@ -37,6 +40,11 @@ TEST_F(ExecTest, StdinIsAtEofAndWorkdirDefaultsToWorkspace) {
   EXPECT_EQ(sh(id_, "pwd", R"("workdir":"/nope")").status, 400);
   EXPECT_EQ(sh(id_, "pwd", R"("workdir":"relative")").status, 400);
   EXPECT_EQ(sh(id_, "id", R"("user":"nobody")").status, 400);
+  if (::geteuid() == 0) {
+    EXPECT_EQ(sh(id_, "id -u", R"("user":"user")").out, "1000\n");
+  } else {
+    EXPECT_EQ(sh(id_, "id -u", R"("user":"user")").status, 400);
+  }
 }
 
 TEST_F(ExecTest, ArgvIsLiteral) {

@@ -30,8 +30,11 @@ std::string base64(const std::string& in) {
   return out;
 }
 
+// On the firecracker era, which stores base64 uploads exactly; the
+// kubernetes era's UTF-8-only uploads are in era_test.cc.
 class FilesTest : public MockFixture {
  protected:
+  FilesTest() : MockFixture(MockOptions{.era = Era::kFirecracker}) {}
   void SetUp() override { id_ = create(); }
   httplib::Result write(const std::string& path, const std::string& content, bool b64 = false) {
     return post(files_path(id_), "{\"path\":" + quote(path) +

@@ -252,6 +252,20 @@ class MockFixture : public ::testing::Test {
     return str_field(parse(r->body), "sandboxId");
   }
 
+  // The status of a create with `extra` fields (no sandbox expected).
+  int create_status(const std::string& extra) {
+    auto r =
+        post("/api/sandboxes", R"({"projectId":")" + server_->project_id() + "\"," + extra + "}");
+    return r ? r->status : -1;
+  }
+
+  // A sandbox in another project.
+  std::string create_in(const std::string& project) {
+    auto r = post("/api/sandboxes", R"({"projectId":")" + project + "\"}");
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+    return r ? str_field(parse(r->body), "sandboxId") : std::string();
+  }
+
   ExecResult exec(const std::string& id, const std::string& cmd_json,
                   const std::string& extra = "") {
     ExecResult out;

@@ -141,6 +141,12 @@ class LizardSandboxBackend::Impl {
     if (options_.request_timeout.count() <= 0) {
       throw std::invalid_argument("request_timeout must be positive");
     }
+    for (const auto& [name, value] : options_.tags) {
+      if (name.empty() || name.find_first_of("=\n") != std::string::npos ||
+          value.find('\n') != std::string::npos || !is_valid_utf8(name) || !is_valid_utf8(value)) {
+        throw std::invalid_argument("a tag is UTF-8 \"name=value\" without newlines: " + name);
+      }
+    }
     api::ClientOptions c;
     c.api_key = options_.api_key;
     c.api_url = options_.api_url;
@@ -183,6 +189,7 @@ class LizardSandboxBackend::Impl {
     request.size = options_.size;
     request.envs = options_.env;
     request.metadata = options_.metadata;
+    for (const auto& [name, value] : options_.tags) request.metadata[name] = value;
     api::SandboxInfo info;
     try {
       info = client_.create_sandbox(request);
@@ -211,12 +218,29 @@ class LizardSandboxBackend::Impl {
       sandbox_id_ = info.sandbox_id;
     }
     ready_ = true;
+    write_tags(info.sandbox_id);
     return info.sandbox_id;
   }
 
   std::string id() const {
     std::lock_guard lock(ref_mutex_);
     return sandbox_id_;
+  }
+
+  // The tags file (LizardOptions::tags), best effort: the sandbox exists
+  // whether or not it is written, and the operation that created it goes on.
+  void write_tags(const std::string& sandbox_id) {
+    if (options_.tags.empty()) return;
+    std::string text;
+    for (const auto& [name, value] : options_.tags) text += name + "=" + value + "\n";
+    try {
+      client_.write_text_file(sandbox_id, kTagsFile, text);
+    } catch (const std::exception& e) {
+      if (options_.log) {
+        options_.log(std::string("could not write the sandbox's tags file: ") +
+                     api::redact(e.what(), options_.api_key));
+      }
+    }
   }
 
   std::string gone_message() const {

@@ -13,7 +13,7 @@ namespace lizard::workspace::internal {
 namespace {
 
 TEST(FuzzRegressions, AnEnvelopeAfterNoiseOnItsOwnLineParses) {
-  const auto env = parse_envelope("#LZ1 noise\nLZ1 3 0 0 2 0\nbaGk=\nb\nLZEND\n");
+  const auto env = parse_envelope("#LZ2 noise\nLZ2 3 0 0 2 0 0\nbaGk=\nb\nLZEND\n");
   ASSERT_TRUE(env.has_value());
   EXPECT_EQ(env->exit_code, 3);
   EXPECT_EQ(env->out, "hi");
@@ -23,11 +23,11 @@ TEST(FuzzRegressions, AnEnvelopeAfterNoiseOnItsOwnLineParses) {
 // `v = v * 10 + d` in a long long, so 20 digits overflowed (undefined
 // behaviour). It must refuse a number it cannot hold.
 TEST(FuzzRegressions, AnEnvelopeNumberTooLargeForItsTypeIsRejected) {
-  EXPECT_FALSE(parse_envelope("LZ1 5555555555555555555555 0 0 0 0\nb\nb\nLZEND\n").has_value());
-  EXPECT_FALSE(parse_envelope("LZ1 0 0 0 99999999999999999999999 0\nb\nb\nLZEND\n").has_value());
-  EXPECT_FALSE(parse_envelope("LZ1 0 0 0 -5 0\nb\nb\nLZEND\n").has_value());
+  EXPECT_FALSE(parse_envelope("LZ2 5555555555555555555555 0 0 0 0 0\nb\nb\nLZEND\n").has_value());
+  EXPECT_FALSE(parse_envelope("LZ2 0 0 0 99999999999999999999999 0 0\nb\nb\nLZEND\n").has_value());
+  EXPECT_FALSE(parse_envelope("LZ2 0 0 0 -5 0 0\nb\nb\nLZEND\n").has_value());
   // The largest accepted: 18 digits.
-  const auto env = parse_envelope("LZ1 0 0 0 999999999999999999 0\n-\nb\nLZEND\n");
+  const auto env = parse_envelope("LZ2 0 0 0 999999999999999999 0 0\n-\nb\nLZEND\n");
   ASSERT_TRUE(env.has_value());
   EXPECT_EQ(env->out_size, 999999999999999999u);
 }
@@ -38,7 +38,7 @@ TEST(FuzzRegressions, AnEnvelopeNumberTooLargeForItsTypeIsRejected) {
 // caller got std::invalid_argument for a valid call.
 TEST(FuzzRegressions, AnUndecodableEnvelopeStreamIsARuntimeError) {
   try {
-    (void)parse_envelope("LZ1 0 0 0 3 0\nb!!!\nb\nLZEND\n");
+    (void)parse_envelope("LZ2 0 0 0 3 0 0\nb!!!\nb\nLZEND\n");
     FAIL() << "a stream that is not base64 was accepted";
   } catch (const std::invalid_argument& e) {
     FAIL() << "std::invalid_argument: " << e.what();

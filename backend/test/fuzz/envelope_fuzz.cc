@@ -34,8 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string out(input.substr(a, b - a));
   const std::string err(input.substr(b));
   const int exit_code = size == 0 ? 0 : data[size - 1];
-  const std::string text = noise + "\nLZ1 " + std::to_string(exit_code) + " 0 0 " +
-                           std::to_string(out.size()) + " " + std::to_string(err.size()) + "\nb" +
+  const std::string text = noise + "\nLZ2 " + std::to_string(exit_code) + " 0 0 " +
+                           std::to_string(out.size()) + " " + std::to_string(err.size()) + " 0\nb" +
                            lizard::api::base64_encode(out) + "\nb" +
                            lizard::api::base64_encode(err) + "\nLZEND\n";
   const auto env = parse_envelope(text);

@@ -215,8 +215,10 @@ class LiveFactory : public BackendFactory {
     LizardOptions options = options_.base;
     options.size = options_.size;
     options.lifetime = options_.lifetime;
-    options.metadata["lizard-conformance-run"] = options_.run_id;
-    options.metadata["lizard-conformance-rule"] = std::string(rule.id);
+    // Tags, not metadata alone: platforms that drop metadata keep them in a
+    // file inside the sandbox, where lizard-sweep finds them.
+    options.tags["lizard-conformance-run"] = options_.run_id;
+    options.tags["lizard-conformance-rule"] = std::string(rule.id);
     return std::make_unique<LiveSession>(options, ledger_);
   }
   std::vector<std::string> report_notes() const override {

@@ -22,6 +22,9 @@
 
 namespace lizard::workspace {
 
+// Where LizardOptions::tags live inside a sandbox.
+inline constexpr const char* kTagsFile = "/root/.lizard/tags";
+
 struct LizardOptions {
   std::string api_key;  // LIZARD_API_KEY; never sent anywhere but the auth header
   std::string project;  // LIZARD_PROJECT_ID: project ID, slug or name
@@ -30,8 +33,13 @@ struct LizardOptions {
   std::string size = "medium";  // "small", "medium" or "large"; anything else: invalid_argument
   std::chrono::milliseconds lifetime{std::chrono::hours(1)};
   std::map<std::string, std::string> env;       // every command gets these (then per-call env)
-  std::map<std::string, std::string> metadata;  // tags on the sandbox (create only)
-  std::optional<WorkspaceRef> ref;              // attach to this sandbox instead of creating one
+  std::map<std::string, std::string> metadata;  // create metadata (some platforms drop it)
+  // Labels that find the sandbox later whatever the platform keeps: sent as
+  // create metadata too, and written right after the create (one files-API
+  // request) to kTagsFile inside the sandbox, one "name=value" line each.
+  // Names and values must be UTF-8 without '=' (in names) or newlines.
+  std::map<std::string, std::string> tags;
+  std::optional<WorkspaceRef> ref;  // attach to this sandbox instead of creating one
   // Per-HTTP-request deadline for requests that are not command execution.
   std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
   // Receives one line per request (method, path, status, time), key redacted. Off by default.
