@@ -1,4 +1,5 @@
 // Projects, workspaces, API keys, billing and usage.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -87,8 +88,13 @@ void list_workspaces(MockState& state, Call& c) {
   c.reply(200, state.locked([&](const MockState::Tables& t) {
     JsonOut j;
     j.begin_array();
+    // A scoped key sees its workspaces and those holding its projects.
+    std::set<std::string> visible = c.key.workspaces;
+    for (const auto& pid : c.key.projects) {
+      if (const Project* p = t.project_by_id(pid)) visible.insert(p->workspace_id);
+    }
     for (const auto& [id, w] : t.workspaces) {
-      if (!c.key.full && !c.key.workspaces.count(id)) continue;
+      if (!c.key.full && !visible.count(id)) continue;
       write_workspace(j, w);
     }
     j.end_array();
@@ -162,10 +168,12 @@ void list_keys(MockState& state, Call& c) {
     j.begin_array();
     for (const auto& [secret, k] : t.keys) {
       if (!c.key.full && k.id != c.key.id) continue;
+      // Never the whole key: at most 8 characters, and at most half of it.
+      const std::size_t shown = std::min<std::size_t>(8, secret.size() / 2);
       j.begin_object()
           .kv("id", k.id)
           .kv("name", k.name)
-          .kv("keyPreview", secret.substr(0, 8) + "...");
+          .kv("keyPreview", secret.substr(0, shown) + "...");
       write_scopes(j, k);
       j.kv("createdAt", iso_time(k.created_at)).end_object();
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <optional>
 
 #include <httplib.h>
 
@@ -105,6 +106,11 @@ const std::string& query_path(const Call& c) {
   return *p;
 }
 
+// `user` of a query (reads) or a body, applied where the era applies it.
+void apply_user(const MockState& state, SandboxRoot& root, const std::string* user) {
+  if (user && era_rules(state.options().era).file_user) root.as_user(*user);
+}
+
 void write(MockState& state, Call& c) {
   SandboxRoot root(state, c);
   const EraRules& era = era_rules(state.options().era);
@@ -136,11 +142,6 @@ void write(MockState& state, Call& c) {
 
 // Streamed from the open file: memory stays bounded whatever the size (a
 // sparse file of gigabytes, say). The answer's length is the size at open.
-// `user` of a query (reads) or a body, applied where the era applies it.
-void apply_user(const MockState& state, SandboxRoot& root, const std::string* user) {
-  if (user && era_rules(state.options().era).file_user) root.as_user(*user);
-}
-
 void read(MockState& state, Call& c) {
   SandboxRoot root(state, c);
   apply_user(state, root, c.query("user"));
@@ -164,6 +165,8 @@ void read(MockState& state, Call& c) {
 void remove(MockState& state, Call& c) {
   SandboxRoot root(state, c);
   std::string path;
+  const std::string* user = c.query("user");
+  std::optional<std::string> body_user;
   if (const std::string* p = c.query("path")) {
     path = *p;
   } else {
@@ -171,7 +174,10 @@ void remove(MockState& state, Call& c) {
     auto p2 = b.str("path");
     if (!p2) api_error(400, "'path' is required", "EINVAL");
     path = *p2;
+    body_user = b.str("user");
+    if (body_user) user = &*body_user;
   }
+  apply_user(state, root, user);
   root.run([&](int fd) { remove_path(fd, path); });
   c.reply(200, "{}");
 }
