@@ -194,6 +194,61 @@ class SingleExecRequest : public ForwardingBackend {
   bool resend_after_drop_;
 };
 
+// Relies on what the exec API's fields do in the firecracker era: a run with
+// env passes it as the exec's `envs`, or every run gives its working
+// directory as the exec's `workdir` instead of entering it itself. The
+// kubernetes era ignores both.
+class TrustsExecFields : public ForwardingBackend {
+ public:
+  enum class Field { kEnvs, kWorkdir };
+  TrustsExecFields(std::unique_ptr<WorkspaceBackend> inner, const Endpoint& endpoint, Field field)
+      : ForwardingBackend(std::move(inner)), endpoint_(endpoint), field_(field) {}
+  CommandResult run(const Command& c, const RunOptions& o) override {
+    if (field_ == Field::kEnvs && o.env.empty()) return ForwardingBackend::run(c, o);
+    workspace::validate_run(c, o);
+    ForwardingBackend::exists(working_dir());  // makes sure the sandbox exists
+    const auto r = ref();
+    if (!r) throw workspace::WorkspaceUnavailableError("no sandbox");
+    api::ExecRequest request;
+    if (c.is_shell()) {
+      request.cmd = field_ == Field::kEnvs ? "cd " + working_dir() + " || exit 1\n" + c.script()
+                                           : c.script();
+    } else {
+      std::vector<std::string> argv = c.argv();
+      if (field_ == Field::kEnvs) {
+        argv.insert(argv.begin(), {"sh", "-c", "cd \"$0\" && exec \"$@\"", working_dir()});
+      }
+      request.cmd = argv;
+    }
+    if (field_ == Field::kEnvs) request.envs = o.env;
+    if (field_ == Field::kWorkdir) request.workdir = working_dir();
+    const auto result = client_for(endpoint_).exec(r->id, request);
+    return {result.exit_code, result.out, result.err};
+  }
+
+ private:
+  Endpoint endpoint_;
+  Field field_;
+};
+
+// Uploads every write as base64 bytes through the files API, which the
+// kubernetes era refuses for content that is not UTF-8.
+class UploadsBinary : public ForwardingBackend {
+ public:
+  UploadsBinary(std::unique_ptr<WorkspaceBackend> inner, const Endpoint& endpoint)
+      : ForwardingBackend(std::move(inner)), endpoint_(endpoint) {}
+  void write_bytes(const std::string& p, const std::string& d) override {
+    workspace::require_absolute_path(p);
+    ForwardingBackend::exists(working_dir());
+    const auto r = ref();
+    if (!r) throw workspace::WorkspaceUnavailableError("no sandbox");
+    client_for(endpoint_).write_file(r->id, p, d);
+  }
+
+ private:
+  Endpoint endpoint_;
+};
+
 // File bytes travel through commands (base64 in argv, base64 on stdout).
 class FilesThroughCommands : public ForwardingBackend {
  public:
@@ -454,6 +509,34 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
              [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
                return std::make_unique<FilesThroughCommands>(std::move(b));
              }));
+  out.push_back(lizard(
+      "env-through-exec-envs",
+      "a run's env travels as the exec's `envs` field (which the kubernetes era ignores)",
+      {"cmd.env-added"},
+      [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
+        if (!origin.endpoint) return b;
+        return std::make_unique<TrustsExecFields>(std::move(b), *origin.endpoint,
+                                                  TrustsExecFields::Field::kEnvs);
+      }));
+  out.push_back(lizard(
+      "workdir-through-exec",
+      "commands are sent with the exec's `workdir` field and never enter the directory "
+      "themselves (the kubernetes era runs them in /)",
+      {"cmd.starts-in-working-dir", "lizard.root-in-workspace"},
+      [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
+        if (!origin.endpoint) return b;
+        return std::make_unique<TrustsExecFields>(std::move(b), *origin.endpoint,
+                                                  TrustsExecFields::Field::kWorkdir);
+      }));
+  out.push_back(lizard(
+      "binary-upload-base64",
+      "every write uploads its bytes base64-encoded through the files API (the kubernetes era "
+      "takes UTF-8 only)",
+      {"lizard.binary-files", "fs.bytes-round-trip"},
+      [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
+        if (!origin.endpoint) return b;
+        return std::make_unique<UploadsBinary>(std::move(b), *origin.endpoint);
+      }));
   out.push_back(lizard(
       "replaces-expired-sandbox", "a used backend whose sandbox expired silently creates a new one",
       {"lizard.expired-mid-session"},
