@@ -37,6 +37,9 @@ Exit status: 0 when no rule FAILs, 1 when one does, 2 on a usage error.
 
   --backend lizard   the reference backend on an embedded mock of the Lizard API (default)
   --backend local    LocalWorkspaceBackend
+  --era ERA          with the embedded mock: the platform era it plays, kubernetes (default:
+                     exec envs, workdir and user and create metadata are ignored, uploads are
+                     UTF-8 only) or firecracker (docs/mockserver.md, "Eras")
   --live             with --backend lizard: the real API; credentials from LIZARD_API_KEY and
                      LIZARD_PROJECT_ID, LIZARD_API_URL overrides the endpoint
   --list-rules       print the rule table (ID, gtest name, profile, summary) and exit
@@ -56,7 +59,11 @@ Exit status: 0 when no rule FAILs, 1 when one does, 2 on a usage error.
   std::exit(2);
 }
 
-std::unique_ptr<BackendFactory> make_factory(const std::string& backend, bool live) {
+std::unique_ptr<BackendFactory> make_factory(const std::string& backend, bool live,
+                                             const std::string& era) {
+  if (!era.empty() && (backend != "lizard" || live)) {
+    usage_error("--era applies to --backend lizard on the embedded mock only");
+  }
   if (backend == "local") {
     if (live) usage_error("--live applies to --backend lizard only");
 #ifdef LIZARD_CONFORMANCE_HAVE_LOCAL
@@ -75,7 +82,13 @@ std::unique_ptr<BackendFactory> make_factory(const std::string& backend, bool li
       }
       return lizard::conformance::make_lizard_live_factory(std::move(options));
     }
-    return lizard::conformance::make_lizard_mock_factory();
+    lizard::conformance::LizardMockFactoryOptions options;
+    if (era == "firecracker") {
+      options.era = lizard::mock::Era::kFirecracker;
+    } else if (!era.empty() && era != "kubernetes") {
+      usage_error("unknown era '" + era + "' (kubernetes or firecracker)");
+    }
+    return lizard::conformance::make_lizard_mock_factory(options);
 #else
     usage_error("this build has no LizardSandboxBackend or no embedded mock");
 #endif
@@ -121,6 +134,7 @@ void handle_interrupts() {
 int main(int argc, char** argv) {
   handle_interrupts();
   std::string backend = "lizard";
+  std::string era;
   bool live = false;
   bool gtest_mode = false;
   lizard::conformance::RunnerOptions options;
@@ -139,6 +153,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--backend") {
       backend = value();
+    } else if (arg == "--era") {
+      era = value();
     } else if (arg == "--live") {
       live = true;
     } else if (arg == "--list-rules") {
@@ -180,7 +196,7 @@ int main(int argc, char** argv) {
     }
     if (!any) usage_error("no rule matches --filter '" + options.filter + "' (see --list-rules)");
   }
-  std::shared_ptr<BackendFactory> factory = make_factory(backend, live);
+  std::shared_ptr<BackendFactory> factory = make_factory(backend, live, era);
   {
     std::lock_guard lock(g_factory_mutex);
     g_factory = factory;

@@ -87,6 +87,7 @@ class MockPlatform : public PlatformControl {
 
 mock::MockOptions mock_options(const RuleInfo& rule, const LizardMockFactoryOptions& factory) {
   mock::MockOptions options;
+  options.era = factory.era;
   if (rule.wants_short_exec_limit) options.exec_limit = factory.short_exec_limit;
   return options;
 }
@@ -145,7 +146,10 @@ class MockSession : public LizardSession, public LizardMockSessionAccess {
 class MockFactory : public BackendFactory {
  public:
   explicit MockFactory(LizardMockFactoryOptions options) : options_(options) {}
-  std::string name() const override { return "lizard (embedded mock)"; }
+  std::string name() const override {
+    return options_.era == mock::Era::kFirecracker ? "lizard (embedded mock, firecracker era)"
+                                                   : "lizard (embedded mock, kubernetes era)";
+  }
   std::string profile() const override { return "lizard"; }
   void preflight() override {
     if (auto problem = mock::isolation_problem()) throw std::runtime_error(*problem);

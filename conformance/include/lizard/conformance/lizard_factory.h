@@ -10,6 +10,7 @@
 #include <string>
 
 #include "lizard/conformance/backend_factory.h"
+#include "lizard/mock/mock_server.h"
 #include "lizard/workspace/lizard_sandbox_backend.h"
 
 namespace lizard::conformance {
@@ -18,6 +19,10 @@ struct LizardMockFactoryOptions {
   // The mock's per-request exec limit in sessions of rules that exercise it
   // (RuleInfo::wants_short_exec_limit); other sessions keep the API's 600 s.
   std::chrono::milliseconds short_exec_limit{1500};
+  // The platform era the mock plays (docs/mockserver.md, "Eras"): the
+  // kubernetes era (the default) ignores an exec's envs, workdir and user and
+  // create metadata, and takes only UTF-8 uploads.
+  mock::Era era = mock::Era::kKubernetes;
 };
 
 // One embedded lizard::mock::MockServer per session (per rule), so journals,
