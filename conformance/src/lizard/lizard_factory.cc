@@ -110,6 +110,7 @@ class LizardSession : public BackendSession {
   Deviations deviations() const override {
     Deviations d;
     d.commands_run_as_root = true;
+    d.commands_have_own_filesystem = true;  // each sandbox has its own root
     return d;
   }
   std::vector<std::string> secrets() const override { return {options_.api_key}; }

@@ -52,6 +52,11 @@ struct Deviations {
   bool commands_run_as_root = false;
   // Shell strings cannot run (`/bin/sh -c` missing); rules that need one skip.
   bool no_posix_shell = false;
+  // Not a deviation but a promise: commands see a file system of their own
+  // (a sandbox), not the host's, so a rule may let a command empty `/tmp`
+  // (cmd.command-cannot-break-the-backend). Leave it false unless that holds:
+  // on a backend running commands on the host the rule would empty the host's /tmp.
+  bool commands_have_own_filesystem = false;
 };
 
 // One HTTP request as the platform saw it (the auth headers are never kept).
