@@ -24,12 +24,16 @@
 #ifdef LIZARD_CONFORMANCE_HAVE_LIZARD
 #include "lizard/conformance/lizard_factory.h"
 #endif
+#ifdef LIZARD_CONFORMANCE_HAVE_COMMAND
+#include "lizard/conformance/command_factory.h"
+#endif
 
 namespace {
 
 using lizard::conformance::BackendFactory;
 
 constexpr const char* kUsage = R"(usage: lizard-conformance [options] [--gtest [gtest flags...]]
+       lizard-conformance --backend command [options] -- PROGRAM [ARGS...]
 
 Runs the workspace conformance suite: one test per rule of the contract
 (docs/contract.md), each reported PASS, FAIL or SKIP with its time and reason.
@@ -37,6 +41,16 @@ Exit status: 0 when no rule FAILs, 1 when one does, 2 on a usage error.
 
   --backend lizard   the reference backend on an embedded mock of the Lizard API (default)
   --backend local    LocalWorkspaceBackend
+  --backend command -- PROGRAM [ARGS...]
+                     a backend in any language: PROGRAM is its adapter, which speaks the
+                     backend protocol (docs/protocol.md) on its stdin and stdout; one adapter
+                     process per rule. When the adapter says it is a Lizard backend, each
+                     rule gets an embedded mock, passed in LIZARD_API_URL, LIZARD_API_KEY and
+                     LIZARD_PROJECT_ID
+  --check-protocol   with --backend command: also check every message against the protocol's
+                     JSON Schemas (a message that does not match FAILs the rule)
+  --answer-deadline S  with --backend command: an adapter that answers no ping for S seconds
+                     while requests are in flight is hung (default 20)
   --era ERA          with the embedded mock: the platform era it plays, kubernetes (default:
                      exec envs, workdir and user and create metadata are ignored, uploads are
                      UTF-8 only) or firecracker (docs/mockserver.md, "Eras")
@@ -59,10 +73,55 @@ Exit status: 0 when no rule FAILs, 1 when one does, 2 on a usage error.
   std::exit(2);
 }
 
+struct CommandSettings {
+  std::vector<std::string> argv;  // after "--"
+  bool check_protocol = false;
+  double answer_deadline = 0;  // 0: the default
+};
+
+#ifdef LIZARD_CONFORMANCE_HAVE_LIZARD
+lizard::conformance::LizardMockFactoryOptions mock_options(const std::string& era) {
+  lizard::conformance::LizardMockFactoryOptions options;
+  if (era == "firecracker") {
+    options.era = lizard::mock::Era::kFirecracker;
+  } else if (!era.empty() && era != "kubernetes") {
+    usage_error("unknown era '" + era + "' (kubernetes or firecracker)");
+  }
+  return options;
+}
+#endif
+
 std::unique_ptr<BackendFactory> make_factory(const std::string& backend, bool live,
-                                             const std::string& era) {
+                                             const std::string& era,
+                                             const CommandSettings& command) {
+  if (backend != "command" &&
+      (!command.argv.empty() || command.check_protocol || command.answer_deadline > 0)) {
+    usage_error("'-- PROGRAM', --check-protocol and --answer-deadline apply to --backend command");
+  }
+  if (backend == "command") {
+    if (live) usage_error("--live applies to --backend lizard only");
+    if (command.argv.empty()) usage_error("--backend command needs '-- PROGRAM [ARGS...]'");
+#ifdef LIZARD_CONFORMANCE_HAVE_COMMAND
+    lizard::conformance::CommandFactoryOptions options;
+    options.adapter.argv = command.argv;
+    options.adapter.check_schemas = command.check_protocol;
+    if (command.answer_deadline > 0) {
+      options.adapter.answer_deadline =
+          std::chrono::milliseconds(static_cast<long long>(command.answer_deadline * 1000));
+    }
+#ifdef LIZARD_CONFORMANCE_HAVE_LIZARD
+    options.platforms["lizard"] =
+        lizard::conformance::make_mock_platform_provider(mock_options(era));
+#else
+    if (!era.empty()) usage_error("this build has no embedded mock");
+#endif
+    return lizard::conformance::make_command_factory(std::move(options));
+#else
+    usage_error("this build has no command backend");
+#endif
+  }
   if (!era.empty() && (backend != "lizard" || live)) {
-    usage_error("--era applies to --backend lizard on the embedded mock only");
+    usage_error("--era applies to the embedded mock only (--backend lizard or command)");
   }
   if (backend == "local") {
     if (live) usage_error("--live applies to --backend lizard only");
@@ -82,18 +141,12 @@ std::unique_ptr<BackendFactory> make_factory(const std::string& backend, bool li
       }
       return lizard::conformance::make_lizard_live_factory(std::move(options));
     }
-    lizard::conformance::LizardMockFactoryOptions options;
-    if (era == "firecracker") {
-      options.era = lizard::mock::Era::kFirecracker;
-    } else if (!era.empty() && era != "kubernetes") {
-      usage_error("unknown era '" + era + "' (kubernetes or firecracker)");
-    }
-    return lizard::conformance::make_lizard_mock_factory(options);
+    return lizard::conformance::make_lizard_mock_factory(mock_options(era));
 #else
     usage_error("this build has no LizardSandboxBackend or no embedded mock");
 #endif
   }
-  usage_error("unknown backend '" + backend + "' (lizard or local)");
+  usage_error("unknown backend '" + backend + "' (lizard, local or command)");
 }
 
 void list_rules() {
@@ -137,6 +190,7 @@ int main(int argc, char** argv) {
   std::string era;
   bool live = false;
   bool gtest_mode = false;
+  CommandSettings command;
   lizard::conformance::RunnerOptions options;
   options.out = &std::cout;
   std::vector<char*> gtest_args = {argv[0]};
@@ -148,6 +202,9 @@ int main(int argc, char** argv) {
     };
     if (gtest_mode) {
       gtest_args.push_back(argv[i]);
+    } else if (arg == "--") {
+      for (++i; i < argc; ++i) command.argv.emplace_back(argv[i]);
+      if (command.argv.empty()) usage_error("'--' needs PROGRAM [ARGS...]");
     } else if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       return 0;
@@ -157,6 +214,11 @@ int main(int argc, char** argv) {
       era = value();
     } else if (arg == "--live") {
       live = true;
+    } else if (arg == "--check-protocol") {
+      command.check_protocol = true;
+    } else if (arg == "--answer-deadline") {
+      command.answer_deadline = std::atof(value().c_str());
+      if (command.answer_deadline <= 0) usage_error("--answer-deadline needs a positive number");
     } else if (arg == "--list-rules") {
       list_rules();
       return 0;
@@ -196,7 +258,7 @@ int main(int argc, char** argv) {
     }
     if (!any) usage_error("no rule matches --filter '" + options.filter + "' (see --list-rules)");
   }
-  std::shared_ptr<BackendFactory> factory = make_factory(backend, live, era);
+  std::shared_ptr<BackendFactory> factory = make_factory(backend, live, era, command);
   {
     std::lock_guard lock(g_factory_mutex);
     g_factory = factory;

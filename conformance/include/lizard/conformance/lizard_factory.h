@@ -10,6 +10,7 @@
 #include <string>
 
 #include "lizard/conformance/backend_factory.h"
+#include "lizard/conformance/platform_host.h"
 #include "lizard/mock/mock_server.h"
 #include "lizard/workspace/lizard_sandbox_backend.h"
 
@@ -39,6 +40,32 @@ class LizardMockSessionAccess {
   virtual ~LizardMockSessionAccess() = default;
   virtual const workspace::LizardOptions& lizard_options() const = 0;
 };
+
+// The same embedded mock, one per session, for backends in another process:
+// the command factory's platform for adapters of the lizard profile
+// (`lizard-conformance --backend command`). Each host passes LIZARD_API_URL,
+// LIZARD_API_KEY and LIZARD_PROJECT_ID; its control() is the mock's journal,
+// faults and clock (the view the in-process sessions give their rules).
+std::shared_ptr<PlatformProvider> make_mock_platform_provider(
+    LizardMockFactoryOptions options = {});
+
+// Sessions on one existing Lizard endpoint (`base`: URL, key, project; usually
+// LizardOptions::from_environment()), for an adapter that serves
+// LizardSandboxBackend to a runner that started the platform
+// (lizard-workspace-serve --backend lizard). Backends are built from `base`
+// with LizardOptions' defaults (size, lifetime), like the mock sessions'.
+// The sessions' PlatformControl builds backends with overrides (make_with);
+// the journal, faults and clock live with the runner, so its other members
+// throw std::logic_error. The sessions implement LizardMockSessionAccess.
+std::unique_ptr<BackendFactory> make_lizard_endpoint_factory(workspace::LizardOptions base);
+
+// A test seam for adapters that serve the mutants (lizard-workspace-serve
+// --mutant NAME): from this call on, make_lizard_mock_factory() returns
+// make_lizard_endpoint_factory(endpoint), so factories built on it (the
+// lizard mutants' base) drive the platform the runner started instead of
+// embedded mocks of their own. Call once, before any factory is made; never
+// in the runner.
+void use_endpoint_for_mock_factories(workspace::LizardOptions endpoint);
 
 struct LizardLiveFactoryOptions {
   // Key, project and URL (usually LizardOptions::from_environment()).

@@ -1,0 +1,700 @@
+#include "connection.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rapidjson/error/en.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "lizard/workspace/utf8.h"
+#include "schemas.h"
+
+extern char** environ;
+
+namespace lizard::conformance::protocol {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kPoll{200};
+// Each stderr line is kept up to this long (the lizard profile looks for the
+// key in every line); a failure quotes the tail lines shorter.
+constexpr std::size_t kStderrLineBytes = 64 * 1024;
+constexpr std::size_t kStderrTotalBytes = 8u << 20;
+constexpr std::size_t kTailLineChars = 300;
+
+std::string one_line(std::string_view text, std::size_t max) {
+  std::string line;
+  for (char c : text) {
+    if (line.size() >= max) {
+      line += "...";
+      break;
+    }
+    line += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+  }
+  return workspace::repair_utf8(line);
+}
+
+// "the adapter `python3 adapter.py`": paths shortened to their last part, so
+// that a rule's one-line reason keeps room for the adapter's stderr.
+std::string quoted_argv(const std::vector<std::string>& argv) {
+  std::string text;
+  for (const auto& a : argv) {
+    const auto slash = a.find_last_of('/');
+    text += (text.empty() ? "" : " ") +
+            (slash == std::string::npos || slash + 1 == a.size() ? a : a.substr(slash + 1));
+  }
+  return "the adapter `" + one_line(text, 200) + "`";
+}
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  const auto s = ms.count() / 1000.0;
+  std::string text = std::to_string(s);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text + " s";
+}
+
+// Bigger pipes: a 64 MiB file crosses in fewer reads. Best effort.
+void grow_pipe(int fd) { (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20); }
+
+}  // namespace
+
+Connection::Connection(AdapterOptions options)
+    : options_(std::move(options)), description_(quoted_argv(options_.argv)) {
+  if (options_.argv.empty() || options_.argv.front().empty()) {
+    throw ProtocolError("no adapter program given");
+  }
+  if (options_.check_schemas) schemas_ = &ProtocolSchemas::get();
+  spawn();
+  waiter_ = std::thread([this] { wait_for_exit(); });
+  stdout_reader_ = std::thread([this] { read_stdout(); });
+  stderr_reader_ = std::thread([this] { read_stderr(); });
+  monitor_ = std::thread([this] { monitor(); });
+}
+
+Connection::~Connection() { shutdown(); }
+
+void Connection::spawn() {
+  int in[2], out[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) throw ProtocolError("pipe: " + std::string(strerror(errno)));
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    ::close(in[0]);
+    ::close(in[1]);
+    throw ProtocolError("pipe: " + std::string(strerror(errno)));
+  }
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    for (int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
+    throw ProtocolError("pipe: " + std::string(strerror(errno)));
+  }
+  grow_pipe(in[1]);
+  grow_pipe(out[1]);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group (killed as a whole), no signal blocked (the runner
+  // blocks SIGINT and SIGTERM for its sigwait thread), default dispositions.
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM}) {
+    sigaddset(&defaults, sig);
+  }
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+
+  std::vector<std::string> env_strings;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string name(entry.substr(0, entry.find('=')));
+    if (options_.env.count(name) == 0) env_strings.emplace_back(entry);
+  }
+  for (const auto& [name, value] : options_.env) env_strings.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings = options_.argv;
+  std::vector<char*> argv;
+  for (auto& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  const int rc = ::posix_spawnp(&pid_, argv[0], &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  if (rc != 0) {
+    for (int fd : {in[1], out[0], err[0]}) ::close(fd);
+    pid_ = -1;
+    throw ProtocolError("cannot start " + description_ + ": " + strerror(rc));
+  }
+  stdin_fd_ = in[1];
+  stdout_fd_ = out[0];
+  stderr_fd_ = err[0];
+  ::fcntl(stdin_fd_, F_SETFL, ::fcntl(stdin_fd_, F_GETFL) | O_NONBLOCK);
+}
+
+void Connection::wait_for_exit() {
+  // Observe the exit without reaping: until shutdown() reaps it, the pid
+  // (and so the process group id) cannot be reused, and signalling the group
+  // can never hit another process.
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) != 0) {
+    if (errno != EINTR) return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    exited_ = true;
+    exit_status_ = info.si_code == CLD_EXITED ? info.si_status : -info.si_status;
+  }
+  cv_.notify_all();
+  if (stopping_) return;
+  // Let the reader deliver what the adapter wrote before it exited; an
+  // adapter whose stdout is still held open by a child never gets EOF.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  if (stopping_) return;
+  std::size_t in_flight = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [id, p] : pending_) in_flight += p->internal ? 0 : 1;
+  }
+  fault(exit_description() + (in_flight
+                                  ? " with " + std::to_string(in_flight) + " request(s) in flight"
+                                  : " in the middle of the session"),
+        true);
+}
+
+std::string Connection::exit_description() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait_for(lock, std::chrono::seconds(2), [&] { return exited_; });
+  if (!exited_) return "closed its stdout";
+  if (exit_status_ >= 0) return "exited with status " + std::to_string(exit_status_);
+  const int sig = -exit_status_;
+  const char* name = sigabbrev_np(sig);
+  return "was killed by signal " + std::to_string(sig) +
+         (name ? " (SIG" + std::string(name) + ")" : "");
+}
+
+void Connection::read_stdout() {
+  std::string buffer;
+  std::size_t scanned = 0;
+  std::vector<char> chunk(1 << 20);
+  while (true) {
+    pollfd p{stdout_fd_, POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(kPoll.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_ && exited_) return;
+      continue;
+    }
+    const ssize_t n = ::read(stdout_fd_, chunk.data(), chunk.size());
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) break;
+    buffer.append(chunk.data(), static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (std::size_t pos; (pos = buffer.find('\n', scanned)) != std::string::npos;) {
+      std::string line = buffer.substr(start, pos - start);
+      start = pos + 1;
+      scanned = start;
+      handle_line(std::move(line));
+    }
+    buffer.erase(0, start);
+    scanned = buffer.size();
+    if (buffer.size() > options_.max_line_bytes) {
+      fault("wrote a line longer than " + std::to_string(options_.max_line_bytes) +
+                " bytes (the protocol's limit; it begins: " + one_line(buffer.substr(0, 80), 80) +
+                ")",
+            true);
+      return;
+    }
+  }
+  if (stopping_) return;
+  // Let the stderr reader catch the adapter's last words first.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::size_t in_flight = 0;
+  std::string methods;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [id, p] : pending_) {
+      if (p->internal) continue;
+      ++in_flight;
+      if (in_flight <= 3) methods += (methods.empty() ? "" : ", ") + p->method;
+    }
+  }
+  fault(exit_description() + (in_flight ? " with " + std::to_string(in_flight) +
+                                              " request(s) in flight (" + methods + ")"
+                                        : " in the middle of the session"),
+        true);
+}
+
+void Connection::read_stderr() {
+  std::string partial;
+  bool discarding = false;
+  char chunk[16384];
+  auto keep = [&](std::string line) {
+    line = workspace::repair_utf8(line);
+    std::lock_guard<std::mutex> lock(stderr_mutex_);
+    stderr_tail_.push_back(one_line(line, kTailLineChars));
+    while (stderr_tail_.size() > std::max<std::size_t>(1, options_.stderr_tail_lines)) {
+      stderr_tail_.pop_front();
+    }
+    stderr_bytes_ += line.size();
+    stderr_lines_.push_back(std::move(line));
+    while (stderr_bytes_ > kStderrTotalBytes && !stderr_lines_.empty()) {
+      stderr_bytes_ -= stderr_lines_.front().size();
+      stderr_lines_.pop_front();
+    }
+  };
+  while (true) {
+    pollfd p{stderr_fd_, POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(kPoll.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_ && exited_) break;
+      continue;
+    }
+    const ssize_t n = ::read(stderr_fd_, chunk, sizeof chunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (chunk[i] == '\n') {
+        if (!discarding) keep(std::move(partial));
+        partial.clear();
+        discarding = false;
+      } else if (!discarding) {
+        partial += chunk[i];
+        if (partial.size() >= kStderrLineBytes) {
+          keep(std::move(partial) + " [cut]");
+          partial.clear();
+          discarding = true;
+        }
+      }
+    }
+  }
+  if (!partial.empty() && !discarding) keep(std::move(partial));
+}
+
+void Connection::monitor() {
+  const auto interval = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(250),
+                                                            options_.answer_deadline / 4);
+  auto last_ping = Clock::now();
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_ && !broken_) {
+    cv_.wait_for(lock, kPoll);
+    if (stopping_ || broken_) return;
+    const auto now = Clock::now();
+    bool waiting = false;
+    std::optional<Clock::time_point> ping_sent;
+    std::size_t in_flight = 0;
+    for (const auto& [id, p] : pending_) {
+      if (p->internal) {
+        ping_sent = p->sent;
+      } else {
+        ++in_flight;
+        waiting = waiting || now - p->sent >= interval;
+      }
+    }
+    if (ping_sent && now - *ping_sent > options_.answer_deadline) {
+      lock.unlock();
+      fault("answered no $/ping for " + seconds_text(options_.answer_deadline) + " while " +
+                std::to_string(in_flight) + " request(s) were in flight (hung)",
+            true);
+      return;
+    }
+    const auto started = Clock::time_point(Clock::duration(write_started_.load()));
+    if (writing_ && now - started > options_.answer_deadline) {
+      lock.unlock();
+      fault("read none of its input for " + seconds_text(options_.answer_deadline) + " (hung)",
+            true);
+      return;
+    }
+    if (waiting && !ping_sent && now - last_ping >= interval) {
+      last_ping = now;
+      auto ping = std::make_shared<Pending>();
+      ping->method = "$/ping";
+      ping->internal = true;
+      lock.unlock();
+      try {
+        send_request("$/ping", {}, ping);
+      } catch (...) {
+        // The write was busy or the connection broke; the checks above see it.
+      }
+      lock.lock();
+    }
+  }
+}
+
+void Connection::handle_line(std::string line) {
+  if (line.find_first_not_of(" \t\r") == std::string::npos) return;
+  if (options_.tap) options_.tap(false, line);
+  const std::string excerpt = one_line(std::string_view(line).substr(0, 120), 120);
+  auto message = std::make_shared<Message>();
+  message->text = std::move(line);
+  message->doc.ParseInsitu<rapidjson::kParseValidateEncodingFlag>(message->text.data());
+  const rapidjson::Document& d = message->doc;
+  if (d.HasParseError()) {
+    fault(std::string("wrote a line that is not JSON (") +
+              rapidjson::GetParseError_En(d.GetParseError()) + " at offset " +
+              std::to_string(d.GetErrorOffset()) + "): " + excerpt,
+          true);
+    return;
+  }
+  const rapidjson::Value* version = member(d, "jsonrpc");
+  if (!d.IsObject() || version == nullptr || !version->IsString() ||
+      std::string_view(version->GetString()) != "2.0") {
+    fault("wrote a line that is not a JSON-RPC 2.0 message: " + excerpt, true);
+    return;
+  }
+  if (member(d, "method") != nullptr) {
+    fault("sent a request or notification (\"method\"); an adapter only answers: " + excerpt, true);
+    return;
+  }
+  const rapidjson::Value* id = member(d, "id");
+  const rapidjson::Value* error = member(d, "error");
+  if (id == nullptr || id->IsNull()) {
+    std::string why;
+    if (const rapidjson::Value* m = error ? member(*error, "message") : nullptr;
+        m && m->IsString()) {
+      why = m->GetString();
+    }
+    fault("answered without an id (it could not read a request" +
+              (why.empty() ? std::string() : ": " + one_line(why, 200)) + "): " + excerpt,
+          true);
+    return;
+  }
+  const bool has_result = member(d, "result") != nullptr;
+  if (!id->IsUint64() || has_result == (error != nullptr)) {
+    fault(
+        "wrote an answer that is not a JSON-RPC response (an integer id and exactly one of "
+        "result and error): " +
+            excerpt,
+        true);
+    return;
+  }
+  const std::uint64_t number = id->GetUint64();
+  std::string method;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pending_.find(number);
+    if (it != pending_.end()) method = it->second->method;
+  }
+  if (method.empty()) {
+    fault("answered id " + std::to_string(number) + ", which no request in flight has: " + excerpt,
+          true);
+    return;
+  }
+  if (schemas_ != nullptr) {
+    if (std::string why = schemas_->check_response(method, d); !why.empty()) {
+      fault("answered " + method + " with a message that does not match the protocol's schema (" +
+                why + "): " + excerpt,
+            true);
+      return;
+    }
+  }
+  deliver(number, std::move(message));
+}
+
+void Connection::deliver(std::uint64_t id, std::shared_ptr<const Message> message) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    it->second->answer = std::move(message);
+    it->second->done = true;
+    pending_.erase(it);
+  }
+  cv_.notify_all();
+}
+
+void Connection::write_line(const std::string& line) {
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  write_started_ = Clock::now().time_since_epoch().count();
+  writing_ = true;
+  struct Done {
+    std::atomic<bool>& flag;
+    ~Done() { flag = false; }
+  } done{writing_};
+  // A write to an adapter that died raises SIGPIPE in this thread: keep it
+  // blocked here and take it, so the runner gets EPIPE instead of dying.
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  struct Restore {
+    sigset_t& set;
+    sigset_t& old;
+    ~Restore() {
+      timespec zero{};
+      while (sigtimedwait(&set, nullptr, &zero) > 0) {
+      }
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    }
+  } restore{pipe_set, old};
+  std::string_view rest(line);
+  bool newline = false;
+  while (true) {
+    if (rest.empty()) {
+      if (newline) return;
+      rest = "\n";
+      newline = true;
+    }
+    if (stopping_ || stdin_fd_ < 0) throw ProtocolError(description_ + ": the session ended");
+    {
+      std::lock_guard<std::mutex> state(mutex_);
+      if (broken_) throw ProtocolError(fault_);
+    }
+    pollfd p{stdin_fd_, POLLOUT, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(kPoll.count()));
+    if (r <= 0) continue;
+    const ssize_t n = ::write(stdin_fd_, rest.data(), rest.size());
+    if (n > 0) {
+      rest.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    // EPIPE: it stopped reading, almost always because it exited; the
+    // readers say how, give them a moment.
+    std::unique_lock<std::mutex> state(mutex_);
+    cv_.wait_for(state, std::chrono::seconds(3), [&] { return broken_; });
+    throw ProtocolError(broken_ ? fault_ : description_ + " closed its stdin");
+  }
+}
+
+std::uint64_t Connection::send_request(std::string_view method,
+                                       const std::function<void(Writer&)>& write_params,
+                                       const std::shared_ptr<Pending>& pending) {
+  std::uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (broken_)
+      throw ProtocolError(fault_.empty() ? description_ + ": the session ended" : fault_);
+    if (stopping_) throw ProtocolError(description_ + ": the session ended");
+    id = next_id_++;
+    pending->sent = Clock::now();
+    pending_[id] = pending;
+  }
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("jsonrpc");
+  w.String("2.0");
+  w.Key("id");
+  w.Uint64(id);
+  w.Key("method");
+  w.String(method.data(), static_cast<rapidjson::SizeType>(method.size()));
+  w.Key("params");
+  w.StartObject();
+  if (write_params) write_params(w);
+  w.EndObject();
+  w.EndObject();
+  std::string line(buffer.GetString(), buffer.GetSize());
+  auto forget = [&] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.erase(id);
+  };
+  if (schemas_ != nullptr) {
+    rapidjson::Document d;
+    d.Parse(line.c_str(), line.size());
+    if (std::string why = schemas_->check_request(d); !why.empty()) {
+      forget();
+      throw std::logic_error("the runner's own " + std::string(method) +
+                             " request does not match the protocol's schema: " + why);
+    }
+  }
+  if (options_.tap) options_.tap(true, line);
+  try {
+    write_line(line);
+  } catch (...) {
+    forget();
+    throw;
+  }
+  return id;
+}
+
+void Connection::send_cancel(std::uint64_t id) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("jsonrpc");
+  w.String("2.0");
+  w.Key("method");
+  w.String("$/cancelRequest");
+  w.Key("params");
+  w.StartObject();
+  w.Key("id");
+  w.Uint64(id);
+  w.EndObject();
+  w.EndObject();
+  const std::string line(buffer.GetString(), buffer.GetSize());
+  if (options_.tap) options_.tap(true, line);
+  try {
+    write_line(line);
+  } catch (...) {
+    // The call itself fails with the reason.
+  }
+}
+
+Reply Connection::call(std::string_view method, const std::function<void(Writer&)>& write_params,
+                       std::stop_token stop, std::optional<std::chrono::milliseconds> deadline) {
+  auto pending = std::make_shared<Pending>();
+  pending->method = std::string(method);
+  const std::uint64_t id = send_request(method, write_params, pending);
+  bool answered = true;
+  {
+    std::optional<std::stop_callback<std::function<void()>>> cancel;
+    if (stop.stop_possible()) {
+      cancel.emplace(stop, std::function<void()>([this, id] { send_cancel(id); }));
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto done = [&] { return pending->done; };
+    if (deadline) {
+      answered = cv_.wait_for(lock, *deadline, done);
+    } else {
+      cv_.wait(lock, done);
+    }
+  }
+  if (!answered) {
+    throw ProtocolError(fault(
+        "did not answer " + std::string(method) + " within " + seconds_text(*deadline) + " (hung)",
+        true));
+  }
+  if (!pending->failure.empty()) throw ProtocolError(pending->failure);
+  const rapidjson::Value& d = pending->answer->doc;
+  if (const rapidjson::Value* error = member(d, "error")) {
+    const std::string why = throw_error_object(*error);
+    throw ProtocolError(fault("answered " + std::string(method) + " with " + why, false));
+  }
+  return Reply{pending->answer, member(d, "result")};
+}
+
+std::string Connection::fault(const std::string& what, bool fatal) {
+  const std::string message = description_ + " " + what + stderr_tail();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (fault_.empty()) fault_ = message;
+  }
+  if (fatal) {
+    fail_all(message);
+    signal_group(SIGKILL);
+  }
+  return message;
+}
+
+std::string Connection::first_fault() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fault_;
+}
+
+void Connection::fail_all(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    broken_ = true;
+    for (auto& [id, p] : pending_) {
+      p->failure = why;
+      p->done = true;
+    }
+    pending_.clear();
+  }
+  cv_.notify_all();
+}
+
+std::vector<std::string> Connection::stderr_lines() const {
+  std::lock_guard<std::mutex> lock(stderr_mutex_);
+  return {stderr_lines_.begin(), stderr_lines_.end()};
+}
+
+std::string Connection::stderr_tail() const {
+  std::lock_guard<std::mutex> lock(stderr_mutex_);
+  if (stderr_tail_.empty()) return "; it wrote nothing to stderr";
+  std::string text = "; its last stderr lines: ";
+  bool first = true;
+  for (const auto& line : stderr_tail_) {
+    text += (first ? "" : " | ") + line;
+    first = false;
+  }
+  return text;
+}
+
+void Connection::signal_group(int sig) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Only while the adapter is not reaped: its pid, the group's id, is then
+  // still taken and cannot name another process's group.
+  if (pid_ > 0) ::kill(-pid_, sig);
+}
+
+void Connection::kill_now() {
+  stopping_ = true;
+  signal_group(SIGKILL);
+}
+
+void Connection::shutdown() {
+  std::lock_guard<std::mutex> guard(shutdown_mutex_);
+  if (shut_down_) return;
+  shut_down_ = true;
+  stopping_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [id, p] : pending_) {
+      p->failure = description_ + ": the session ended while " + p->method + " was in flight";
+      p->done = true;
+    }
+    pending_.clear();
+    broken_ = true;
+  }
+  cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    if (stdin_fd_ >= 0) ::close(stdin_fd_);
+    stdin_fd_ = -1;
+  }
+  auto wait_exit = [&](std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return cv_.wait_for(lock, limit, [&] { return exited_; });
+  };
+  if (!wait_exit(options_.exit_grace)) {
+    signal_group(SIGTERM);
+    if (!wait_exit(std::chrono::seconds(2))) signal_group(SIGKILL);
+  }
+  // What is left of its process group goes too.
+  signal_group(SIGKILL);
+  wait_exit(std::chrono::seconds(30));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (exited_ && pid_ > 0) {
+      while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      pid_ = -1;
+    }
+  }
+  cv_.notify_all();
+  if (monitor_.joinable()) monitor_.join();
+  if (waiter_.joinable()) waiter_.join();
+  if (stdout_reader_.joinable()) stdout_reader_.join();
+  if (stderr_reader_.joinable()) stderr_reader_.join();
+  for (int* fd : {&stdout_fd_, &stderr_fd_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+}
+
+}  // namespace lizard::conformance::protocol

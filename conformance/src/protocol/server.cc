@@ -1,0 +1,506 @@
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "lizard/conformance/adapter_client.h"
+#include "lizard/conformance/protocol_server.h"
+#include "lizard/conformance/rules.h"
+#include "wire.h"
+
+namespace lizard::conformance {
+
+namespace {
+
+using protocol::member;
+using protocol::Writer;
+using workspace::Argv;
+using workspace::Shell;
+
+// Params that are not what the method takes: answered -32602.
+class InvalidParams : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A method the protocol does not have: -32601.
+class MethodNotFound : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A request the adapter takes no part in yet (before initialize): -32600.
+class InvalidRequest : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::string serialize(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  v.Accept(w);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+const rapidjson::Value& need(const rapidjson::Value& params, const char* name) {
+  const rapidjson::Value* v = member(params, name);
+  if (v == nullptr) throw InvalidParams(std::string("missing params.") + name);
+  return *v;
+}
+
+std::string need_text(const rapidjson::Value& params, const char* name) {
+  auto text = protocol::read_text(need(params, name));
+  if (!text) throw InvalidParams(std::string("params.") + name + " is not Text");
+  return std::move(*text);
+}
+
+WorkspaceRef need_ref(const rapidjson::Value& params, const char* name) {
+  auto ref = protocol::read_ref(need(params, name));
+  if (!ref) throw InvalidParams(std::string("params.") + name + " is not a Ref");
+  return std::move(*ref);
+}
+
+std::map<std::string, std::string> read_env(const rapidjson::Value& v) {
+  if (!v.IsObject()) throw InvalidParams("env is not an object");
+  std::map<std::string, std::string> env;
+  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+    auto value = protocol::read_text(m->value);
+    if (!value) throw InvalidParams("an env value is not Text");
+    env[std::string(m->name.GetString(), m->name.GetStringLength())] = std::move(*value);
+  }
+  return env;
+}
+
+class Server {
+ public:
+  Server(BackendFactory& factory, const ServeOptions& options)
+      : factory_(factory), options_(options) {}
+
+  int run() {
+    read_lines();
+    // End of input: stop what runs, wait for the requests, end the session.
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto& [id, stop] : runs_) stop->request_stop();
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!cv_.wait_for(lock, std::chrono::seconds(10), [&] { return in_flight_ == 0; })) return 1;
+    backends_.clear();
+    session_.reset();
+    return 0;
+  }
+
+ private:
+  void read_lines() {
+    std::string buffer;
+    std::size_t scanned = 0;
+    bool discarding = false;
+    std::vector<char> chunk(1 << 20);
+    while (true) {
+      const ssize_t n = ::read(options_.in_fd, chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      buffer.append(chunk.data(), static_cast<std::size_t>(n));
+      std::size_t start = 0;
+      for (std::size_t pos; (pos = buffer.find('\n', scanned)) != std::string::npos;) {
+        if (!discarding) handle(buffer.substr(start, pos - start));
+        discarding = false;
+        start = pos + 1;
+        scanned = start;
+      }
+      buffer.erase(0, start);
+      scanned = buffer.size();
+      if (buffer.size() > options_.max_line_bytes) {
+        if (!discarding) respond_error("null", protocol::kInvalidRequest, "line too long");
+        buffer.clear();
+        scanned = 0;
+        discarding = true;
+      }
+    }
+  }
+
+  void handle(std::string line) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) return;
+    auto doc = std::make_shared<rapidjson::Document>();
+    doc->Parse<rapidjson::kParseValidateEncodingFlag>(line.c_str(), line.size());
+    if (doc->HasParseError() || !doc->IsObject()) {
+      respond_error("null", protocol::kParseError, "not a JSON object");
+      return;
+    }
+    const rapidjson::Value* method = member(*doc, "method");
+    const rapidjson::Value* id = member(*doc, "id");
+    const rapidjson::Value* params = member(*doc, "params");
+    if (method == nullptr || !method->IsString()) {
+      if (id != nullptr) respond_error(serialize(*id), protocol::kInvalidRequest, "no method");
+      return;
+    }
+    const std::string name = method->GetString();
+    static const rapidjson::Value kNoParams(rapidjson::kObjectType);
+    if (params == nullptr) params = &kNoParams;
+    if (id == nullptr) {
+      notification(name, *params);
+      return;
+    }
+    const std::string id_text = serialize(*id);
+    if (name == "initialize") {
+      // Answered before the next line is read: everything else needs its session.
+      execute(id_text, name, *params);
+      return;
+    }
+    std::shared_ptr<std::stop_source> stop;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++in_flight_;
+      if (name == "run") {
+        stop = std::make_shared<std::stop_source>();
+        runs_[id_text] = stop;
+      }
+    }
+    std::thread([this, doc, params, id_text, name, stop] {
+      execute(id_text, name, *params, stop ? stop->get_token() : std::stop_token());
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stop) runs_.erase(id_text);
+      --in_flight_;
+      cv_.notify_all();
+    }).detach();
+  }
+
+  void notification(const std::string& name, const rapidjson::Value& params) {
+    if (name != "$/cancelRequest") return;  // unknown notifications are ignored
+    const rapidjson::Value* id = member(params, "id");
+    if (id == nullptr) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = runs_.find(serialize(*id));
+    if (it != runs_.end()) it->second->request_stop();
+  }
+
+  void execute(const std::string& id, const std::string& method, const rapidjson::Value& params,
+               std::stop_token stop = {}) {
+    rapidjson::StringBuffer result;
+    Writer w(result);
+    try {
+      dispatch(method, params, w, stop);
+    } catch (const InvalidParams& e) {
+      respond_error(id, protocol::kInvalidParams, e.what());
+      return;
+    } catch (const InvalidRequest& e) {
+      respond_error(id, protocol::kInvalidRequest, e.what());
+      return;
+    } catch (const MethodNotFound& e) {
+      respond_error(id, protocol::kMethodNotFound, std::string("no method ") + e.what());
+      return;
+    } catch (...) {
+      rapidjson::StringBuffer error;
+      Writer ew(error);
+      protocol::write_current_exception(ew);
+      respond(id, "error", std::string_view(error.GetString(), error.GetSize()));
+      return;
+    }
+    respond(id, "result", std::string_view(result.GetString(), result.GetSize()));
+  }
+
+  std::shared_ptr<WorkspaceBackend> backend(const rapidjson::Value& params) {
+    const rapidjson::Value& handle = need(params, "backend");
+    if (!handle.IsUint64()) throw InvalidParams("params.backend is not a handle");
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = backends_.find(handle.GetUint64());
+    if (it == backends_.end()) throw InvalidParams("no backend " + serialize(handle));
+    return it->second;
+  }
+
+  void answer_backend(Writer& w, std::unique_ptr<WorkspaceBackend> made) {
+    if (!made) throw std::invalid_argument("the session made no backend");
+    std::shared_ptr<WorkspaceBackend> b(std::move(made));
+    std::uint64_t handle = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      handle = next_handle_++;
+      backends_[handle] = b;
+    }
+    w.StartObject();
+    w.Key("backend");
+    w.Uint64(handle);
+    w.Key("working_dir");
+    protocol::write_text(w, b->working_dir());
+    w.EndObject();
+  }
+
+  static workspace::SupportsFilesystem& files(WorkspaceBackend& b) {
+    if (auto* f = b.filesystem()) return *f;
+    throw workspace::WorkspaceNotSupportedError("this backend offers no filesystem");
+  }
+
+  void dispatch(const std::string& method, const rapidjson::Value& params, Writer& w,
+                std::stop_token stop) {
+    static const std::set<std::string> kMethods = {
+        "initialize",  "$/ping",          "backend/new",  "backend/attach",
+        "backend/ref", "backend/destroy", "backend/drop", "environment/destroy",
+        "run",         "fs/read",         "fs/write",     "fs/stat",
+        "fs/list",     "fs/make_dir",     "fs/remove",    "fs/exists",
+        "fs/realpath"};
+    if (kMethods.count(method) == 0) throw MethodNotFound(method);
+    if (method == "initialize") return initialize(params, w);
+    if (method == "$/ping") return (void)w.Null();
+    if (!session_) throw InvalidRequest("initialize comes first");
+    if (method == "backend/new") {
+      const rapidjson::Value* o = member(params, "overrides");
+      if (o == nullptr) return answer_backend(w, session_->make());
+      PlatformControl* platform = session_->platform();
+      if (platform == nullptr)
+        throw std::invalid_argument("this adapter's backends take no overrides");
+      return answer_backend(w, platform->make_with(overrides(*o)));
+    }
+    if (method == "backend/attach") {
+      auto b = session_->attach(need_ref(params, "ref"));
+      if (!b) throw std::invalid_argument("this adapter cannot attach by ref");
+      return answer_backend(w, std::move(b));
+    }
+    if (method == "environment/destroy") {
+      session_->destroy_environment(need_ref(params, "ref"));
+      return (void)w.Null();
+    }
+    if (method == "backend/drop") {
+      const rapidjson::Value& handle = need(params, "backend");
+      std::shared_ptr<WorkspaceBackend> dropped;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = handle.IsUint64() ? backends_.find(handle.GetUint64()) : backends_.end();
+        if (it == backends_.end()) throw InvalidParams("no backend " + serialize(handle));
+        dropped = std::move(it->second);
+        backends_.erase(it);
+      }
+      dropped.reset();  // the object ends here unless a request still uses it
+      return (void)w.Null();
+    }
+    auto b = backend(params);
+    if (method == "backend/ref") {
+      const auto ref = b->ref();
+      w.StartObject();
+      w.Key("ref");
+      if (ref) {
+        protocol::write_ref(w, *ref);
+      } else {
+        w.Null();
+      }
+      w.EndObject();
+      return;
+    }
+    if (method == "backend/destroy") {
+      b->destroy();
+      return (void)w.Null();
+    }
+    if (method == "run") return run(*b, params, w, std::move(stop));
+    if (method == "fs/realpath") {
+      auto* r = b->realpath_support();
+      if (r == nullptr)
+        throw workspace::WorkspaceNotSupportedError("this backend offers no realpath");
+      const std::string resolved = r->realpath(need_text(params, "path"));
+      w.StartObject();
+      w.Key("path");
+      protocol::write_text(w, resolved);
+      w.EndObject();
+      return;
+    }
+    if (method.rfind("fs/", 0) != 0) throw MethodNotFound(method);
+    auto& f = files(*b);
+    const std::string path = need_text(params, "path");
+    if (method == "fs/read") {
+      const std::string data = f.read_bytes(path);
+      w.StartObject();
+      w.Key("data");
+      protocol::write_bytes(w, data);
+      w.EndObject();
+    } else if (method == "fs/write") {
+      auto data = protocol::read_bytes(need(params, "data"));
+      if (!data) throw InvalidParams("params.data is not Bytes");
+      f.write_bytes(path, *data);
+      w.Null();
+    } else if (method == "fs/stat") {
+      protocol::write_entry(w, f.stat(path));
+    } else if (method == "fs/list") {
+      const auto entries = f.list_dir(path);
+      w.StartObject();
+      w.Key("entries");
+      w.StartArray();
+      for (const auto& e : entries) protocol::write_entry(w, e);
+      w.EndArray();
+      w.EndObject();
+    } else if (method == "fs/make_dir") {
+      f.make_dir(path);
+      w.Null();
+    } else if (method == "fs/remove") {
+      f.remove(path);
+      w.Null();
+    } else if (method == "fs/exists") {
+      const bool exists = f.exists(path);
+      w.StartObject();
+      w.Key("exists");
+      w.Bool(exists);
+      w.EndObject();
+    } else {
+      throw MethodNotFound(method);
+    }
+  }
+
+  static BackendOverrides overrides(const rapidjson::Value& o) {
+    if (!o.IsObject()) throw InvalidParams("overrides is not an object");
+    BackendOverrides out;
+    if (const rapidjson::Value* v = member(o, "size")) {
+      auto text = protocol::read_text(*v);
+      if (!text) throw InvalidParams("overrides.size is not Text");
+      out.size = *text;
+    }
+    if (const rapidjson::Value* v = member(o, "lifetime_ms")) {
+      if (!v->IsInt64()) throw InvalidParams("overrides.lifetime_ms is not an integer");
+      out.lifetime = std::chrono::milliseconds(v->GetInt64());
+    }
+    if (const rapidjson::Value* v = member(o, "env")) out.env = read_env(*v);
+    if (const rapidjson::Value* v = member(o, "api_key")) {
+      if (!v->IsString()) throw InvalidParams("overrides.api_key is not a string");
+      out.api_key = std::string(v->GetString(), v->GetStringLength());
+    }
+    if (member(o, "ref") != nullptr) out.ref = need_ref(o, "ref");
+    return out;
+  }
+
+  void run(WorkspaceBackend& b, const rapidjson::Value& params, Writer& w, std::stop_token stop) {
+    auto* c = b.commands();
+    if (c == nullptr)
+      throw workspace::WorkspaceNotSupportedError("this backend offers no commands");
+    const rapidjson::Value& command = need(params, "command");
+    std::optional<workspace::Command> cmd;
+    if (const rapidjson::Value* argv = member(command, "argv")) {
+      if (!argv->IsArray()) throw InvalidParams("command.argv is not an array");
+      std::vector<std::string> items;
+      for (const auto& item : argv->GetArray()) {
+        auto text = protocol::read_text(item);
+        if (!text) throw InvalidParams("an argv item is not Text");
+        items.push_back(std::move(*text));
+      }
+      cmd.emplace(Argv{std::move(items)});
+    } else if (member(command, "shell") != nullptr) {
+      cmd.emplace(Shell{need_text(command, "shell")});
+    } else {
+      throw InvalidParams("command has neither argv nor shell");
+    }
+    workspace::RunOptions options;
+    if (const rapidjson::Value* env = member(params, "env")) options.env = read_env(*env);
+    if (const rapidjson::Value* timeout = member(params, "timeout")) {
+      auto seconds = protocol::read_seconds(*timeout);
+      if (!seconds) throw InvalidParams("timeout is not Seconds");
+      options.timeout = workspace::Seconds(*seconds);
+    }
+    options.stop = std::move(stop);
+    const auto result = c->run(*cmd, options);
+    w.StartObject();
+    w.Key("exit_code");
+    w.Int(result.exit_code);
+    w.Key("out");
+    protocol::write_bytes(w, result.out);
+    w.Key("err");
+    protocol::write_bytes(w, result.err);
+    w.EndObject();
+  }
+
+  void initialize(const rapidjson::Value& params, Writer& w) {
+    if (session_) throw InvalidRequest("initialize was already answered");
+    static const RuleInfo kNoRule{};
+    const RuleInfo* rule = &kNoRule;
+    if (const rapidjson::Value* id = member(params, "rule"); id && id->IsString()) {
+      if (const RuleInfo* found = find_rule(id->GetString())) rule = found;
+    }
+    session_ = factory_.open(*rule);
+    if (!session_) throw std::runtime_error("the factory opened no session");
+    const Capabilities caps = session_->capabilities();
+    const Deviations dev = session_->deviations();
+    w.StartObject();
+    w.Key("protocol_version");
+    w.String(kProtocolVersion);
+    w.Key("name");
+    protocol::write_text(w, options_.name.empty() ? factory_.name() : options_.name);
+    w.Key("profile");
+    protocol::write_text(w, factory_.profile());
+    w.Key("capabilities");
+    w.StartArray();
+    if (caps.has(Capability::kCommands)) w.String("commands");
+    if (caps.has(Capability::kFilesystem)) w.String("filesystem");
+    if (caps.has(Capability::kRealpath)) w.String("realpath");
+    w.EndArray();
+    w.Key("deviations");
+    w.StartObject();
+    w.Key("commands_run_as_root");
+    w.Bool(dev.commands_run_as_root);
+    w.Key("no_posix_shell");
+    w.Bool(dev.no_posix_shell);
+    w.EndObject();
+    w.Key("can_attach");
+    w.Bool(session_->can_attach());
+    w.Key("secrets");
+    w.StartArray();
+    for (const auto& s : session_->secrets()) protocol::write_text(w, s);
+    w.EndArray();
+    w.EndObject();
+  }
+
+  void respond_error(const std::string& id, int code, const std::string& message) {
+    rapidjson::StringBuffer error;
+    Writer w(error);
+    w.StartObject();
+    w.Key("code");
+    w.Int(code);
+    w.Key("message");
+    protocol::write_text(w, message);
+    w.EndObject();
+    respond(id, "error", std::string_view(error.GetString(), error.GetSize()));
+  }
+
+  void respond(const std::string& id, const char* field, std::string_view body) {
+    std::string line;
+    line.reserve(body.size() + id.size() + 40);
+    line += R"({"jsonrpc":"2.0","id":)";
+    line += id;
+    line += ",\"";
+    line += field;
+    line += "\":";
+    line += body;
+    line += "}\n";
+    std::lock_guard<std::mutex> lock(out_mutex_);
+    std::string_view rest(line);
+    while (!rest.empty()) {
+      const ssize_t n = ::write(options_.out_fd, rest.data(), rest.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // the runner is gone
+      rest.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+
+  BackendFactory& factory_;
+  ServeOptions options_;
+  std::unique_ptr<BackendSession> session_;
+  std::mutex out_mutex_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<std::uint64_t, std::shared_ptr<WorkspaceBackend>> backends_;
+  std::uint64_t next_handle_ = 1;
+  std::map<std::string, std::shared_ptr<std::stop_source>> runs_;
+  int in_flight_ = 0;
+};
+
+}  // namespace
+
+int serve_protocol(BackendFactory& factory, const ServeOptions& options) {
+  auto* server = new Server(factory, options);
+  const int status = server->run();
+  // With requests still running their threads use the server: leave it.
+  if (status == 0) delete server;
+  return status;
+}
+
+}  // namespace lizard::conformance

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""A deliberately broken adapter of the backend protocol, for protocol_test.
+
+    bad_adapter.py MODE
+
+It answers initialize like a real adapter (commands and a filesystem) and then
+breaks the protocol the way MODE says, at the first backend/new (or run):
+
+  crash         prints a line to stderr and exits with status 3
+  hang          stops reading and answering (pings too), sleeps forever
+  garbage       writes a line that is not JSON
+  oversized     writes one 100 MiB line
+  wrong-id      answers backend/new with an id no request has
+  exit-mid-run  exits (status 0) with the first request after backend/new in flight
+  version       answers initialize with protocol version 2
+  mute          never answers initialize
+"""
+import json
+import os
+import sys
+import time
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "crash"
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def answer(request, result):
+    send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+
+def log(text):
+    sys.stderr.write("bad_adapter: " + text + "\n")
+    sys.stderr.flush()
+
+
+def break_protocol(request):
+    if MODE == "crash":
+        log("crashing on purpose")
+        os._exit(3)
+    if MODE == "hang":
+        log("hanging on purpose")
+        while True:
+            time.sleep(3600)
+    if MODE == "garbage":
+        log("writing garbage on purpose")
+        sys.stdout.write("this is not JSON\n")
+        sys.stdout.flush()
+        return
+    if MODE == "oversized":
+        log("writing a 100 MiB line on purpose")
+        chunk = "x" * (1 << 20)
+        try:
+            for _ in range(100):
+                sys.stdout.write(chunk)
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            os._exit(1)
+        return
+    if MODE == "wrong-id":
+        log("answering a wrong id on purpose")
+        send({"jsonrpc": "2.0", "id": request["id"] + 1000, "result": None})
+        return
+
+
+def main():
+    for line in sys.stdin:
+        request = json.loads(line)
+        method = request.get("method")
+        if "id" not in request:
+            continue
+        if method == "initialize":
+            if MODE == "mute":
+                log("not answering initialize")
+                continue
+            answer(request, {
+                "protocol_version": "2" if MODE == "version" else "1",
+                "name": "bad adapter (" + MODE + ")",
+                "capabilities": ["commands", "filesystem"],
+            })
+        elif method == "$/ping":
+            answer(request, None)
+        elif method == "backend/new":
+            if MODE == "exit-mid-run":
+                answer(request, {"backend": 1, "working_dir": "/tmp"})
+            else:
+                break_protocol(request)
+        elif MODE == "exit-mid-run":
+            log("leaving in the middle of " + method)
+            os._exit(0)
+        else:
+            send({"jsonrpc": "2.0", "id": request["id"],
+                  "error": {"code": -32601, "message": "not in this adapter"}})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,622 @@
+// The backend protocol (docs/protocol.md): the wire format and its error
+// table, the JSON Schemas, the client against lizard-workspace-serve, broken
+// adapters, the mutants through the protocol, and the reference backends'
+// verdicts through it against their verdicts in process.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "lizard/conformance/adapter_client.h"
+#include "lizard/conformance/command_factory.h"
+#include "lizard/conformance/lizard_factory.h"
+#include "lizard/conformance/local_factory.h"
+#include "lizard/conformance/runner.h"
+#include "lizard/workspace/errors.h"
+#include "schemas.h"
+#include "wire.h"
+#ifdef LIZARD_PROTOCOL_TEST_HAVE_MUTANTS
+#include "lizard/conformance/mutants.h"
+#endif
+
+namespace lizard::conformance {
+namespace {
+
+using protocol::ProtocolSchemas;
+using workspace::Argv;
+using workspace::Shell;
+
+// ---------------------------------------------------------------------------
+// The wire format.
+
+TEST(Wire, Base64RoundTripsEveryByteAndLength) {
+  std::string all;
+  for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
+  for (std::size_t n = 0; n <= all.size(); n += (n < 8 ? 1 : 37)) {
+    const std::string bytes = all.substr(0, n);
+    const std::string text = protocol::base64_encode(bytes);
+    EXPECT_EQ(text.size() % 4, 0u);
+    EXPECT_EQ(protocol::base64_decode(text), bytes) << n;
+  }
+  EXPECT_EQ(protocol::base64_encode("foob"), "Zm9vYg==");
+  EXPECT_FALSE(protocol::base64_decode("Zm9vYg="));     // not a multiple of 4
+  EXPECT_FALSE(protocol::base64_decode("Zm9v\nYg=="));  // a newline
+  EXPECT_FALSE(protocol::base64_decode("Zm=vYg=="));    // padding inside
+}
+
+std::string written(const std::function<void(protocol::Writer&)>& write) {
+  rapidjson::StringBuffer buffer;
+  protocol::Writer w(buffer);
+  write(w);
+  return buffer.GetString();
+}
+
+TEST(Wire, TextIsAStringWhenUtf8AndBase64Otherwise) {
+  EXPECT_EQ(written([](auto& w) { protocol::write_text(w, "caf\xC3\xA9"); }), "\"caf\xC3\xA9\"");
+  const std::string bad =
+      "a\xFF"
+      "b";
+  const std::string json = written([&](auto& w) { protocol::write_text(w, bad); });
+  EXPECT_EQ(json, "{\"b64\":\"Yf9i\"}");
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  EXPECT_EQ(protocol::read_text(d), bad);
+  d.Parse("{\"b64\":\"Yf9i\",\"extra\":1}");
+  EXPECT_FALSE(protocol::read_text(d));
+}
+
+TEST(Wire, SecondsCarryNanAndTheInfinities) {
+  for (double v : {1.5, -1.0, std::numeric_limits<double>::infinity(),
+                   -std::numeric_limits<double>::infinity()}) {
+    rapidjson::Document d;
+    d.Parse(written([&](auto& w) { protocol::write_seconds(w, v); }).c_str());
+    EXPECT_EQ(protocol::read_seconds(d), v);
+  }
+  rapidjson::Document d;
+  d.Parse(written([](auto& w) {
+            protocol::write_seconds(w, std::numeric_limits<double>::quiet_NaN());
+          }).c_str());
+  ASSERT_TRUE(protocol::read_seconds(d));
+  EXPECT_TRUE(std::isnan(*protocol::read_seconds(d)));
+}
+
+TEST(Wire, ErrnoNamesRoundTrip) {
+  for (std::errc e : {std::errc::no_such_file_or_directory, std::errc::is_a_directory,
+                      std::errc::not_a_directory, std::errc::permission_denied,
+                      std::errc::file_exists, std::errc::too_many_symbolic_link_levels}) {
+    const std::string name = protocol::errno_name(std::make_error_code(e));
+    ASSERT_FALSE(name.empty());
+    EXPECT_EQ(protocol::errc_from_name(name), e) << name;
+  }
+  EXPECT_EQ(protocol::errno_name(std::make_error_code(std::errc::no_such_file_or_directory)),
+            "ENOENT");
+  EXPECT_FALSE(protocol::errc_from_name("ENOTANERRNO"));
+}
+
+// Writes the error object of `thrown` and throws what it decodes to.
+template <typename E>
+void round_trip(const E& thrown) {
+  const std::string json = written([&](auto& w) {
+    try {
+      throw thrown;
+    } catch (...) {
+      protocol::write_current_exception(w);
+    }
+  });
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  ASSERT_FALSE(d.HasParseError()) << json;
+  EXPECT_EQ(ProtocolSchemas::get().check("", "error", d), "") << json;
+  const std::string problem = protocol::throw_error_object(d);
+  FAIL() << "did not throw: " << problem;
+}
+
+TEST(Wire, EveryErrorKindRoundTrips) {
+  using namespace workspace;
+  try {
+    round_trip(WorkspaceTimeoutError("late", "out\xFF", "err", Seconds(2.5)));
+  } catch (const WorkspaceTimeoutError& e) {
+    EXPECT_STREQ(e.what(), "late");
+    EXPECT_EQ(e.out(), "out\xFF");
+    EXPECT_EQ(e.err(), "err");
+    EXPECT_EQ(e.timeout().count(), 2.5);
+  }
+  try {
+    round_trip(WorkspaceOutputLimitError("big", kOutputLimitBytes, "o", "e"));
+  } catch (const WorkspaceOutputLimitError& e) {
+    EXPECT_EQ(e.limit(), kOutputLimitBytes);
+    EXPECT_EQ(e.out_head(), "o");
+    EXPECT_EQ(e.err_head(), "e");
+  }
+  try {
+    round_trip(WorkspaceTransientError("flaky", true, 503, std::chrono::seconds(2)));
+  } catch (const WorkspaceTransientError& e) {
+    EXPECT_TRUE(e.may_have_been_admitted());
+    EXPECT_EQ(e.http_status(), 503);
+    EXPECT_EQ(e.retry_after(), std::chrono::seconds(2));
+  }
+  try {
+    round_trip(make_path_error("read", "/w/missing", std::errc::no_such_file_or_directory));
+  } catch (const std::filesystem::filesystem_error& e) {
+    EXPECT_EQ(e.code(), std::make_error_code(std::errc::no_such_file_or_directory));
+    EXPECT_EQ(e.path1().string(), "/w/missing");
+  }
+  EXPECT_THROW(round_trip(WorkspaceAuthenticationError("key")), WorkspaceAuthenticationError);
+  EXPECT_THROW(round_trip(WorkspaceUnavailableError("gone")), WorkspaceUnavailableError);
+  EXPECT_THROW(round_trip(WorkspaceReadOnlyError("ro")), WorkspaceReadOnlyError);
+  EXPECT_THROW(round_trip(WorkspaceCancelledError("stop")), WorkspaceCancelledError);
+  EXPECT_THROW(round_trip(WorkspaceNotSupportedError("501")), WorkspaceNotSupportedError);
+  EXPECT_THROW(round_trip(std::invalid_argument("bad")), std::invalid_argument);
+  try {
+    round_trip(WorkspaceError("plain"));
+  } catch (const WorkspaceUnavailableError&) {
+    ADD_FAILURE() << "a plain WorkspaceError became a subtype";
+  } catch (const WorkspaceError& e) {
+    EXPECT_STREQ(e.what(), "plain");
+  }
+  try {
+    round_trip(std::runtime_error("other"));
+  } catch (const WorkspaceError&) {
+    ADD_FAILURE() << "another exception became a WorkspaceError";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "other");
+  }
+}
+
+TEST(Wire, UnknownErrorsAreReportedNotThrown) {
+  rapidjson::Document d;
+  d.Parse(R"({"code":-32601,"message":"no such method"})");
+  EXPECT_NE(protocol::throw_error_object(d).find("-32601"), std::string::npos);
+  d.Parse(R"({"code":-32000,"message":"m","data":{"kind":"weird"}})");
+  EXPECT_NE(protocol::throw_error_object(d).find("weird"), std::string::npos);
+  d.Parse(R"({"code":-32000,"message":"m","data":{"kind":"path","errno":"EWHAT"}})");
+  EXPECT_NE(protocol::throw_error_object(d).find("EWHAT"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------
+// The schemas.
+
+TEST(Schemas, EveryMessageSchemaCompilesAndRejectsANumber) {
+  const auto& schemas = ProtocolSchemas::get();
+  rapidjson::Document number;
+  number.Parse("42");
+  for (const auto& method : ProtocolSchemas::methods()) {
+    EXPECT_NE(schemas.check(method, "params", number), "") << method << " params took 42";
+    if (method != "$/cancelRequest" && method != "$/ping" && method != "backend/destroy" &&
+        method != "backend/drop" && method != "environment/destroy" && method != "fs/write" &&
+        method != "fs/make_dir" && method != "fs/remove") {
+      EXPECT_NE(schemas.check(method, "result", number), "") << method << " result took 42";
+    }
+  }
+  for (const char* part : {"request", "notification", "response", "error"}) {
+    EXPECT_NE(schemas.check("", part, number), "") << part << " took 42";
+  }
+}
+
+TEST(Schemas, TellGoodMessagesFromBad) {
+  const auto& schemas = ProtocolSchemas::get();
+  auto check_request = [&](const char* json) {
+    rapidjson::Document d;
+    d.Parse(json);
+    return schemas.check_request(d);
+  };
+  auto check_response = [&](const char* method, const char* json) {
+    rapidjson::Document d;
+    d.Parse(json);
+    return schemas.check_response(method, d);
+  };
+  EXPECT_EQ(check_request(R"({"jsonrpc":"2.0","id":3,"method":"run","params":{"backend":1,)"
+                          R"("command":{"argv":["ls",{"b64":"/w=="}]},"timeout":"NaN",)"
+                          R"("output_limit":10485760}})"),
+            "");
+  EXPECT_NE(check_request(R"({"jsonrpc":"2.0","id":3,"method":"run","params":{"backend":1,)"
+                          R"("command":{"argv":["ls"],"shell":"ls"},"output_limit":1}})"),
+            "");
+  EXPECT_NE(check_request(R"({"jsonrpc":"2.0","id":3,"method":"nope","params":{}})"), "");
+  EXPECT_EQ(check_response("fs/stat", R"({"jsonrpc":"2.0","id":9,"result":)"
+                                      R"({"name":"a","path":"/w/a","is_dir":false,"size":3}})"),
+            "");
+  EXPECT_NE(check_response("fs/stat", R"({"jsonrpc":"2.0","id":9,"result":)"
+                                      R"({"name":"a","path":"/w/a","is_directory":false}})"),
+            "");
+  EXPECT_EQ(check_response("fs/read", R"({"jsonrpc":"2.0","id":9,"error":{"code":-32000,)"
+                                      R"("message":"m","data":{"kind":"path","errno":"ENOENT",)"
+                                      R"("path":"/w/x"}}})"),
+            "");
+  EXPECT_NE(check_response("fs/read", R"({"jsonrpc":"2.0","id":9,"error":{"code":-32000,)"
+                                      R"("message":"m","data":{"kind":"timeout"}}})"),
+            "");
+  EXPECT_NE(check_response("run", R"({"jsonrpc":"2.0","id":9,"result":{"exit_code":0}})"), "");
+}
+
+// ---------------------------------------------------------------------------
+// The client against lizard-workspace-serve.
+
+AdapterOptions serve_options(const std::string& backend) {
+  AdapterOptions options;
+  options.argv = {LIZARD_SERVE_PATH, "--backend", backend};
+  options.check_schemas = true;
+  return options;
+}
+
+TEST(AdapterClient, ServesTheLocalBackendAndMapsItsErrors) {
+  std::vector<std::string> traffic;
+  std::mutex traffic_mutex;
+  AdapterOptions options = serve_options("local");
+  options.tap = [&](bool to_adapter, std::string_view line) {
+    std::lock_guard<std::mutex> lock(traffic_mutex);
+    traffic.push_back((to_adapter ? ">" : "<") + std::string(line.substr(0, 200)));
+  };
+  auto adapter = AdapterClient::start(options);
+  EXPECT_EQ(adapter->info().protocol_version, kProtocolVersion);
+  EXPECT_EQ(adapter->info().profile, "");
+  EXPECT_TRUE(adapter->info().capabilities.has(Capability::kCommands));
+  EXPECT_TRUE(adapter->info().can_attach);
+  auto b = adapter->make();
+  const std::string dir = b->working_dir();
+  ASSERT_EQ(dir.front(), '/');
+  auto r = b->commands()->run(Shell{"printf out; printf 'e\\377' >&2; exit 7"});
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_EQ(r.out, "out");
+  EXPECT_EQ(r.err, "e\xEF\xBF\xBD");
+  std::string all;
+  for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
+  b->filesystem()->write_bytes(dir + "/sub/all", all);
+  EXPECT_EQ(b->filesystem()->read_bytes(dir + "/sub/all"), all);
+  EXPECT_EQ(b->filesystem()->stat(dir + "/sub/all").size, 256u);
+  EXPECT_TRUE(b->filesystem()->exists(dir + "/sub"));
+  try {
+    b->filesystem()->read_bytes(dir + "/missing");
+    ADD_FAILURE() << "no error for a missing file";
+  } catch (const std::filesystem::filesystem_error& e) {
+    EXPECT_EQ(e.code(), std::make_error_code(std::errc::no_such_file_or_directory));
+  }
+  EXPECT_THROW(b->filesystem()->read_bytes("relative"), std::invalid_argument);
+  workspace::RunOptions timed;
+  timed.timeout = workspace::Seconds(0.5);
+  try {
+    b->commands()->run(Shell{"printf early; sleep 5"}, timed);
+    ADD_FAILURE() << "no timeout";
+  } catch (const workspace::WorkspaceTimeoutError& e) {
+    EXPECT_EQ(e.out(), "early");
+  }
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop.request_stop();
+  });
+  workspace::RunOptions cancellable;
+  cancellable.stop = stop.get_token();
+  EXPECT_THROW(b->commands()->run(Shell{"sleep 20"}, cancellable),
+               workspace::WorkspaceCancelledError);
+  stopper.join();
+  const auto ref = b->ref();
+  ASSERT_TRUE(ref.has_value());
+  auto again = adapter->attach(*ref);
+  EXPECT_EQ(again->filesystem()->read_bytes(dir + "/sub/all"), all);
+  b.reset();
+  again.reset();
+  adapter->destroy_environment(*ref);
+  EXPECT_EQ(adapter->fault(), "");
+  adapter->shutdown();
+  // Every line both ways was checked against the schemas (check_schemas);
+  // the requests we expect were on the wire.
+  std::set<std::string> methods;
+  for (const auto& line : traffic) {
+    const auto at = line.find("\"method\":\"");
+    if (line[0] == '>' && at != std::string::npos) {
+      methods.insert(line.substr(at + 10, line.find('"', at + 10) - at - 10));
+    }
+  }
+  for (const char* m : {"initialize", "backend/new", "run", "fs/write", "fs/read", "fs/stat",
+                        "fs/exists", "backend/ref", "backend/attach", "backend/drop",
+                        "environment/destroy", "$/cancelRequest"}) {
+    EXPECT_TRUE(methods.count(m)) << m << " was not sent";
+  }
+}
+
+TEST(AdapterClient, ConcurrentRequestsAreAnsweredOutOfOrder) {
+  auto adapter = AdapterClient::start(serve_options("local"));
+  auto b = adapter->make();
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  std::atomic<int> right{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = b->commands()->run(Shell{"sleep 1; printf " + std::to_string(i)});
+      if (r.out == std::to_string(i)) ++right;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(right.load(), 8);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(6))
+      << "the requests did not run at once";
+  adapter->destroy_environment(*b->ref());
+}
+
+AdapterOptions bad_adapter(const std::string& mode) {
+  AdapterOptions options;
+  options.argv = {"python3", LIZARD_BAD_ADAPTER_PATH, mode};
+  options.answer_deadline = std::chrono::seconds(2);
+  options.exit_grace = std::chrono::seconds(1);
+  return options;
+}
+
+std::string start_error(const AdapterOptions& options) {
+  try {
+    AdapterClient::start(options);
+  } catch (const ProtocolError& e) {
+    return e.what();
+  }
+  return "started";
+}
+
+TEST(AdapterClient, AnotherProtocolVersionIsAClearError) {
+  const std::string why = start_error(bad_adapter("version"));
+  EXPECT_NE(why.find("speaks protocol version 2; this runner speaks version 1"), std::string::npos)
+      << why;
+}
+
+TEST(AdapterClient, AnAdapterThatNeverAnswersInitializeFails) {
+  const std::string why = start_error(bad_adapter("mute"));
+  EXPECT_NE(why.find("did not answer initialize within 2 s"), std::string::npos) << why;
+  EXPECT_NE(why.find("bad_adapter: not answering initialize"), std::string::npos) << why;
+}
+
+TEST(AdapterClient, AMissingProgramCannotStart) {
+  AdapterOptions options;
+  options.argv = {"/nonexistent/lizard-adapter"};
+  const std::string why = start_error(options);
+  EXPECT_NE(why.find("cannot start the adapter `lizard-adapter`"), std::string::npos) << why;
+}
+
+// ---------------------------------------------------------------------------
+// Broken adapters: their rules FAIL with the reason, the run completes, no
+// adapter is left behind, and the runner's memory stays bounded.
+
+struct Children {
+  int zombies = 0;
+  int alive = 0;
+};
+
+Children children() {
+  Children c;
+  const std::string self = std::to_string(::getpid());
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return c;
+  while (dirent* e = ::readdir(proc)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    if (ppid != self) continue;
+    if (state == "Z") {
+      ++c.zombies;
+    } else {
+      ++c.alive;
+    }
+  }
+  ::closedir(proc);
+  return c;
+}
+
+long peak_rss_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+struct BadCase {
+  std::string mode;
+  std::string rules;
+  std::string reason;  // in every rule's reason
+  bool says_on_stderr;
+};
+
+class BadAdapter : public testing::TestWithParam<BadCase> {};
+
+TEST_P(BadAdapter, FailsItsRulesWithTheReasonAndTheRunGoesOn) {
+  const BadCase& c = GetParam();
+  std::ofstream("/proc/self/clear_refs") << "5";  // resets the peak RSS
+  CommandFactoryOptions options;
+  options.adapter = bad_adapter(c.mode);
+  auto factory = make_command_factory(options);
+  RunnerOptions runner;
+  runner.filter = c.rules;
+  runner.jobs = 2;
+  runner.rule_deadline = std::chrono::seconds(60);
+  const auto start = std::chrono::steady_clock::now();
+  const RunReport report = run_rules(*factory, runner);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(45));
+  ASSERT_FALSE(report.rules.empty());
+  for (const auto& r : report.rules) {
+    EXPECT_EQ(r.status, Status::kFail) << r.id << ": " << r.reason;
+    EXPECT_NE(r.reason.find(c.reason), std::string::npos) << r.id << ": " << r.reason;
+    EXPECT_NE(r.reason.find("ProtocolError"), std::string::npos) << r.id << ": " << r.reason;
+    if (c.says_on_stderr) {
+      EXPECT_NE(r.reason.find("its last stderr lines: bad_adapter:"), std::string::npos)
+          << r.id << ": " << r.reason;
+    }
+  }
+  const Children left = children();
+  EXPECT_EQ(left.zombies, 0) << "zombie adapters";
+  EXPECT_EQ(left.alive, 0) << "adapters still running";
+  // The oversized line is read up to the limit and dropped, never kept whole.
+  EXPECT_LT(peak_rss_kib(), 400 * 1024) << "KiB at peak";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, BadAdapter,
+    testing::Values(
+        BadCase{"crash", "cmd.result-fields:fs.exists",
+                "exited with status 3 with 1 request(s) in flight (backend/new)", true},
+        BadCase{"hang", "cmd.result-fields:fs.exists",
+                "answered no $/ping for 2 s while 1 request(s) were in flight (hung)", true},
+        BadCase{"garbage", "cmd.result-fields:fs.exists", "wrote a line that is not JSON", true},
+        BadCase{"oversized", "cmd.result-fields:fs.exists",
+                "wrote a line longer than 100663296 bytes", true},
+        BadCase{"wrong-id", "cmd.result-fields:fs.exists", "which no request in flight has", true},
+        BadCase{"exit-mid-run", "cmd.result-fields",
+                "exited with status 0 with 1 request(s) in flight (run)", true}),
+    [](const testing::TestParamInfo<BadCase>& param) {
+      std::string name;
+      for (char ch : param.param.mode) name += ch == '-' ? '_' : ch;
+      return name;
+    });
+
+// ---------------------------------------------------------------------------
+// The mutants through lizard-workspace-serve --mutant: caught by the rules
+// that catch them in process.
+
+std::unique_ptr<BackendFactory> served(const std::vector<std::string>& extra,
+                                       const std::string& backend,
+                                       mock::Era era = mock::Era::kKubernetes) {
+  CommandFactoryOptions options;
+  options.adapter = serve_options(backend);
+  for (const auto& a : extra) options.adapter.argv.push_back(a);
+  LizardMockFactoryOptions mock;
+  mock.era = era;
+  options.platforms["lizard"] = make_mock_platform_provider(mock);
+  return make_command_factory(std::move(options));
+}
+
+#ifdef LIZARD_PROTOCOL_TEST_HAVE_MUTANTS
+// A representative set: each kind of defect of both bases. Set
+// LIZARD_PROTOCOL_MUTANTS=all to run the whole catalogue.
+std::vector<std::string> mutant_names() {
+  if (const char* all = std::getenv("LIZARD_PROTOCOL_MUTANTS"); all && std::string(all) == "all") {
+    std::vector<std::string> names;
+    for (const auto& m : all_mutants()) names.push_back(m.name);
+    return names;
+  }
+  return {"ref-set-late",
+          "attach-makes-fresh",
+          "destroys-on-drop",
+          "drops-stderr",
+          "missing-program-exit-0",
+          "argv-through-shell",
+          "mangles-high-bytes",
+          "truncates-at-512k",
+          "limit-as-truncated-success",
+          "timeout-loses-output",
+          "accepts-invalid-timeout",
+          "ignores-stop-token",
+          "passes-host-env",
+          "coalesces-concurrent-runs",
+          "forgets-parents",
+          "reads-files-as-text",
+          "list-unsorted",
+          "missing-reads-empty",
+          "blocking-fifo-read",
+          "remove-follows-link",
+          "removes-working-dir",
+          "realpath-lexical",
+          "racy-first-use",
+          "constructs-eagerly",
+          "ignores-lifetime",
+          "replacement-for-unknown-ref",
+          "renews-on-attach",
+          "destroys-on-drop-lizard",
+          "key-in-command-env",
+          "key-in-create-envs",
+          "single-exec-request",
+          "resends-exec-after-drop",
+          "binary-upload-base64",
+          "auth-error-vague",
+          "retries-after-transient",
+          "swallows-501"};
+}
+
+class Mutants : public testing::TestWithParam<std::string> {};
+
+TEST_P(Mutants, AreCaughtThroughTheProtocol) {
+  const Mutant* m = find_mutant(GetParam());
+  ASSERT_NE(m, nullptr) << GetParam() << " is no longer in the catalogue";
+  auto factory = served({"--mutant", m->name}, m->base);
+  RunnerOptions runner;
+  for (const auto& t : m->targets) runner.filter += (runner.filter.empty() ? "" : ":") + t;
+  runner.jobs = 2;
+  runner.rule_deadline = std::chrono::seconds(150);
+  const RunReport report = run_rules(*factory, runner);
+  for (const auto& t : m->targets) {
+    const RuleResult* r = report.find(t);
+    ASSERT_NE(r, nullptr) << t;
+    EXPECT_EQ(r->status, Status::kFail) << m->name << " was not caught by " << t << ": "
+                                        << status_name(r->status) << " " << r->reason;
+    // Caught by the rule, not by a failure of the protocol.
+    EXPECT_EQ(r->reason.find("protocol fault"), std::string::npos) << r->reason;
+    EXPECT_EQ(r->reason.find("ProtocolError"), std::string::npos) << r->reason;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Mutants, Mutants, testing::ValuesIn(mutant_names()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                           std::string name;
+                           for (char ch : param.param) name += ch == '-' ? '_' : ch;
+                           return name;
+                         });
+#endif
+
+// ---------------------------------------------------------------------------
+// The reference backends: every rule gets the same verdict through the
+// protocol as in process.
+
+class SameAsInProcess : public testing::TestWithParam<std::string> {};
+
+TEST_P(SameAsInProcess, Rules) {
+  const std::string which = GetParam();
+  std::unique_ptr<BackendFactory> direct;
+  std::unique_ptr<BackendFactory> through;
+  if (which == "Local") {
+    direct = make_local_factory();
+    through = served({}, "local");
+  } else {
+    LizardMockFactoryOptions mock;
+    mock.era = which == "Firecracker" ? mock::Era::kFirecracker : mock::Era::kKubernetes;
+    direct = make_lizard_mock_factory(mock);
+    through = served({}, "lizard", mock.era);
+  }
+  RunnerOptions runner;
+  runner.jobs = 4;
+  const RunReport expected = run_rules(*direct, runner);
+  const RunReport got = run_rules(*through, runner);
+  ASSERT_EQ(got.rules.size(), expected.rules.size());
+  for (const auto& e : expected.rules) {
+    const RuleResult* g = got.find(e.id);
+    ASSERT_NE(g, nullptr) << e.id;
+    EXPECT_EQ(status_name(g->status), std::string(status_name(e.status)))
+        << e.id << ": in process " << status_name(e.status) << " " << e.reason
+        << "; through the protocol " << status_name(g->status) << " " << g->reason;
+  }
+  EXPECT_EQ(got.count(Status::kPass), expected.count(Status::kPass));
+  EXPECT_EQ(got.count(Status::kFail), 0);
+  std::cout << "through the protocol: " << got.count(Status::kPass) << " pass, "
+            << got.count(Status::kFail) << " fail, " << got.count(Status::kSkip) << " skip in "
+            << got.wall_seconds << " s (in process " << expected.wall_seconds << " s)\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Verdicts, SameAsInProcess,
+                         testing::Values("Local", "Kubernetes", "Firecracker"),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
+
+}  // namespace
+}  // namespace lizard::conformance

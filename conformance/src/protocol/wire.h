@@ -1,0 +1,78 @@
+// The wire format of the backend protocol (docs/protocol.md), shared by the
+// runner's side (the adapter client) and the adapter's side (the server):
+// base64 bytes, text that may not be UTF-8, refs, entries, errno names, and
+// the one table that maps the contract's errors to error objects and back.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "lizard/workspace/types.h"
+
+namespace lizard::conformance::protocol {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// JSON-RPC error codes: the standard ones for protocol failures, and the one
+// every contract error carries (its kind in error.data.kind).
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
+inline constexpr int kContractError = -32000;
+
+// RFC 4648 base64 with padding.
+std::string base64_encode(std::string_view bytes);
+// nullopt when `text` is not canonical padded base64.
+std::optional<std::string> base64_decode(std::string_view text);
+
+// Text: a JSON string when `text` is valid UTF-8, else {"b64": "<base64>"}.
+void write_text(Writer& w, std::string_view text);
+// Bytes: always a base64 string.
+void write_bytes(Writer& w, std::string_view bytes);
+// The value of a Text field, or nullopt when it is neither form.
+std::optional<std::string> read_text(const rapidjson::Value& v);
+// The value of a Bytes field, or nullopt when it is not a base64 string.
+std::optional<std::string> read_bytes(const rapidjson::Value& v);
+
+// {"provider": Text, "id": Text}
+void write_ref(Writer& w, const workspace::WorkspaceRef& ref);
+std::optional<workspace::WorkspaceRef> read_ref(const rapidjson::Value& v);
+
+// {"name": Text, "path": Text, "is_dir": bool, "size"?: integer}
+void write_entry(Writer& w, const workspace::FileEntry& entry);
+std::optional<workspace::FileEntry> read_entry(const rapidjson::Value& v);
+
+// A timeout in seconds: a number, or "NaN", "Infinity", "-Infinity" (JSON
+// has no such numbers, and the contract must see them to reject them).
+void write_seconds(Writer& w, double seconds);
+std::optional<double> read_seconds(const rapidjson::Value& v);
+
+// "ENOENT" for std::errc::no_such_file_or_directory; empty for a code this
+// table does not name. And back: nullopt for an unknown name.
+std::string errno_name(std::error_code code);
+std::optional<std::errc> errc_from_name(std::string_view name);
+
+// A member of an object, or nullptr (never operator[] on what an adapter sent).
+const rapidjson::Value* member(const rapidjson::Value& object, const char* name);
+
+// Writes the error object {"code", "message", "data": {"kind", ...}} for the
+// exception being handled (call from a catch block). Messages are the
+// exception's what(), made valid UTF-8.
+void write_current_exception(Writer& w);
+
+// Throws the contract's exception an error object describes. Returns the
+// reason when the object is not one the protocol defines (the caller treats
+// that as a protocol fault), and never returns otherwise.
+std::string throw_error_object(const rapidjson::Value& error);
+
+}  // namespace lizard::conformance::protocol
