@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api_error.h"
+#include "file_trees.h"
 #include "json.h"
 #include "representations.h"
 #include "request_body.h"

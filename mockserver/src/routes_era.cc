@@ -5,6 +5,7 @@
 
 #include "api_error.h"
 #include "era.h"
+#include "file_trees.h"
 #include "json.h"
 #include "representations.h"
 #include "request_body.h"

@@ -115,7 +115,12 @@ class SandboxRuntime {
   bool signal(pid_t pid, int sig);
 
  private:
-  void start_init(const std::string& hostname);
+  // Sends the init the command's exec socket and output pipes (false once
+  // stopped, or when the init is gone).
+  bool hand_over(int exec_sock, int out_w, int err_w);
+  // Lists a command that announced itself (killed at once when stopped).
+  void note_running(const ProcessInfo& process);
+  void forget(pid_t host_pid);
 
   std::string base_dir_;
   std::string workspace_dir_;
@@ -129,21 +134,5 @@ class SandboxRuntime {
   bool stopped_ = false;
   std::vector<ProcessInfo> running_;
 };
-
-// Removes a directory tree without following links and without crossing
-// into other file systems (a stale bind mount is never descended into).
-void remove_tree(const std::string& path);
-
-// The bytes of the regular files in a tree (links not followed, other file
-// systems not entered).
-std::uint64_t tree_bytes(const std::string& path);
-
-// Copies a directory tree (files, dirs, links; modes kept) for fork and
-// snapshot, never following a link: every step opens relative to its parent
-// with O_NOFOLLOW, so a sandbox that swaps a directory for a link while it
-// is copied cannot make the copy read outside its own tree. Owners are kept
-// (when `owner.chown`: the mock runs as root). Mount points and special
-// files are left out.
-void copy_tree(const std::string& from, const std::string& to, const IdMap& owner);
 
 }  // namespace lizard::mock::internal

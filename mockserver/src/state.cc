@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "api_error.h"
+#include "file_trees.h"
 #include "sandbox_runtime.h"
 #include "state_dirs.h"
 #include "wire_values.h"

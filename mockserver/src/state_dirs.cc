@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "file_trees.h"
 #include "sandbox_files.h"
 #include "sandbox_runtime.h"
 
