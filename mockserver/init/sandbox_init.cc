@@ -50,10 +50,12 @@ void send_text(char kind, const std::string& text) {
 // One message from the control socket, with up to `max_fds` descriptors.
 // False when the socket closed or failed.
 bool receive(std::string& msg, std::vector<int>& fds, std::size_t max_fds) {
-  msg.assign(1 << 16, '\0');
+  // One buffer for every message (the init is single-threaded): no 64 KiB
+  // to clear per command.
+  static char buffer[1 << 16];
   fds.clear();
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
-  iovec iov{msg.data(), msg.size()};
+  iovec iov{buffer, sizeof buffer};
   msghdr mh{};
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
@@ -64,7 +66,7 @@ bool receive(std::string& msg, std::vector<int>& fds, std::size_t max_fds) {
     n = ::recvmsg(kControl, &mh, MSG_CMSG_CLOEXEC);
   } while (n < 0 && errno == EINTR);
   if (n <= 0) return false;
-  msg.resize(static_cast<std::size_t>(n));
+  msg.assign(buffer, static_cast<std::size_t>(n));
   for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -138,6 +140,13 @@ int serve(const CommandPolicy& policy, int devnull) {
 
 int main() {
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // A session of its own, without a controlling terminal (the clone left it
+  // in the mock's, which may have one): the commands' process groups live
+  // in it, so none of them can ever acquire a terminal of the host.
+  if (::setsid() < 0) {
+    send_text(proto::kFailed, std::string("setsid: ") + std::strerror(errno));
+    return 1;
+  }
   ::signal(SIGPIPE, SIG_IGN);
   ::umask(022);
   std::string msg;
@@ -153,15 +162,22 @@ int main() {
     send_text(proto::kFailed, err);
     return 1;
   }
-  std::string err;
-  policy.filter = lizard::mock::init::build_command_filter(err);
-  if (policy.filter.empty()) {
-    send_text(proto::kFailed, "system-call filter: " + err);
-    return 1;
-  }
   const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0) {
     send_text(proto::kFailed, std::string("open /dev/null: ") + std::strerror(errno));
+    return 1;
+  }
+  // Compiled and loaded once: every command inherits the filter through the
+  // init's fork (the kernel's check and JIT of a filter cost more than the
+  // rest of a command's start).
+  std::string err;
+  const std::vector<sock_filter> filter = lizard::mock::init::build_command_filter(err);
+  if (filter.empty()) {
+    send_text(proto::kFailed, "system-call filter: " + err);
+    return 1;
+  }
+  if (err = lizard::mock::init::confine_init(filter); !err.empty()) {
+    send_text(proto::kFailed, err);
     return 1;
   }
   // Nothing of the plan is needed any more.

@@ -12,7 +12,8 @@
 //
 // An exec socket (AF_UNIX, SOCK_STREAM, one per command):
 //   mock -> command       u32 length + fields the ExecSpec (argv, env, workdir, uid, gid)
-//   command -> mock       Record{'S', pid}    started, in its own session; pid as the
+//   command -> mock       Record{'S', pid}    started, in a process group of its own (in
+//                                             the init's session); pid as the
 //                                             sandbox sees it (the kernel adds the sender's
 //                                             credentials, so the mock learns its host pid)
 //   command -> mock       Record{'E', errno}  execve failed (then it exits 126 or 127)

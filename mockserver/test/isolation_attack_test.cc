@@ -1,7 +1,7 @@
 // Attacks from inside a sandbox, each of which must fail: the host's files
 // through a remount or a file handle, another sandbox, the secrets of PID 1
 // and of the mock, the mock's sockets, the sandbox's own mount points, a
-// snapshot that follows a swapped link, the limits, the filter.
+// snapshot that follows a swapped link, the limits, the filter, a terminal.
 //
 // These run as whatever user runs the tests: as root (sandbox root maps to
 // an unprivileged host range) and, through the `isolation-unprivileged`
@@ -181,6 +181,25 @@ TEST_F(IsolationAttack, TheFilterRefusesNamespacesAndMounts) {
               "unshare -U true; echo userns=$?; unshare -m true; echo mntns=$?; mkdir -p /tmp/m; "
               "mount -t tmpfs x /tmp/m; echo mount=$?");
   EXPECT_EQ(r.out, "userns=1\nmntns=1\nmount=32\n") << r.body;
+}
+
+// What a command inherits from the init (which takes it on once, so that a
+// command start does not pay for it): Docker's capability set as bounding
+// and effective set, no_new_privs, the filter; a process group of its own in
+// the init's session, which has no controlling terminal.
+TEST_F(IsolationAttack, CommandsAndTheInitAreConfinedAndHaveNoTerminal) {
+  const std::string id = create();
+  auto r = sh(id,
+              "grep -E '^(CapBnd|CapEff|NoNewPrivs|Seccomp):' /proc/self/status | tr -s '\\t' ' '; "
+              "grep -E '^(CapBnd|NoNewPrivs|Seccomp):' /proc/1/status | tr -s '\\t' ' '; "
+              "set -- $(cut -d' ' -f5,6 /proc/$$/stat); "
+              "[ \"$1\" = $$ ] && echo own-group; echo session=$2; "
+              "(: </dev/tty) 2>/dev/null && echo tty=open || echo tty=none");
+  EXPECT_EQ(r.out,
+            "CapEff: 00000000a80425fb\nCapBnd: 00000000a80425fb\nNoNewPrivs: 1\nSeccomp: 2\n"
+            "CapBnd: 00000000a80425fb\nNoNewPrivs: 1\nSeccomp: 2\n"
+            "own-group\nsession=1\ntty=none\n")
+      << r.body;
 }
 
 TEST_F(IsolationAttack, InitCannotBeKilledFromInside) {
