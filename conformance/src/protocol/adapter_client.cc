@@ -4,7 +4,6 @@
 
 #include "connection.h"
 #include "lizard/conformance/rules.h"
-#include "lizard/workspace/utf8.h"
 
 namespace lizard::conformance {
 
@@ -87,11 +86,6 @@ class RemoteBackend final : public WorkspaceBackend,
   void destroy() override { c_->call("backend/destroy", backend_param()); }
 
   CommandResult run(const Command& command, const RunOptions& options) override {
-    for (const auto& [name, value] : options.env) {
-      if (!workspace::is_valid_utf8(name)) {
-        throw std::invalid_argument("an env name that is not UTF-8 cannot cross the protocol");
-      }
-    }
     Reply r = c_->call(
         "run",
         [&](Writer& w) {
@@ -111,12 +105,7 @@ class RemoteBackend final : public WorkspaceBackend,
           w.EndObject();
           if (!options.env.empty()) {
             write_key(w, "env");
-            w.StartObject();
-            for (const auto& [name, value] : options.env) {
-              w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
-              protocol::write_text(w, value);
-            }
-            w.EndObject();
+            protocol::write_env(w, options.env);
           }
           if (options.timeout) {
             write_key(w, "timeout");
@@ -289,6 +278,7 @@ AdapterInfo parse_info(Connection& c, const rapidjson::Value& result) {
     };
     info.deviations.commands_run_as_root = flag("commands_run_as_root");
     info.deviations.no_posix_shell = flag("no_posix_shell");
+    info.deviations.commands_have_own_filesystem = flag("commands_have_own_filesystem");
   }
   if (const rapidjson::Value* attach = member(result, "can_attach")) {
     if (!attach->IsBool()) bad("can_attach is not a boolean");
@@ -360,12 +350,7 @@ std::unique_ptr<WorkspaceBackend> AdapterClient::make(const BackendOverrides* ov
     }
     if (!overrides->env.empty()) {
       w.Key("env");
-      w.StartObject();
-      for (const auto& [name, value] : overrides->env) {
-        w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
-        protocol::write_text(w, value);
-      }
-      w.EndObject();
+      protocol::write_env(w, overrides->env);
     }
     if (overrides->api_key) {
       w.Key("api_key");

@@ -68,14 +68,9 @@ WorkspaceRef need_ref(const rapidjson::Value& params, const char* name) {
 }
 
 std::map<std::string, std::string> read_env(const rapidjson::Value& v) {
-  if (!v.IsObject()) throw InvalidParams("env is not an object");
-  std::map<std::string, std::string> env;
-  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
-    auto value = protocol::read_text(m->value);
-    if (!value) throw InvalidParams("an env value is not Text");
-    env[std::string(m->name.GetString(), m->name.GetStringLength())] = std::move(*value);
-  }
-  return env;
+  auto env = protocol::read_env(v);
+  if (!env) throw InvalidParams("env is not an array of [Text, Text] pairs");
+  return std::move(*env);
 }
 
 class Server {
@@ -439,6 +434,8 @@ class Server {
     w.Bool(dev.commands_run_as_root);
     w.Key("no_posix_shell");
     w.Bool(dev.no_posix_shell);
+    w.Key("commands_have_own_filesystem");
+    w.Bool(dev.commands_have_own_filesystem);
     w.EndObject();
     w.Key("can_attach");
     w.Bool(session_->can_attach());

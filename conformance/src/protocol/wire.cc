@@ -214,6 +214,30 @@ std::optional<workspace::WorkspaceRef> read_ref(const rapidjson::Value& v) {
   return workspace::WorkspaceRef{*p, *i};
 }
 
+void write_env(Writer& w, const std::map<std::string, std::string>& env) {
+  w.StartArray();
+  for (const auto& [name, value] : env) {
+    w.StartArray();
+    write_text(w, name);
+    write_text(w, value);
+    w.EndArray();
+  }
+  w.EndArray();
+}
+
+std::optional<std::map<std::string, std::string>> read_env(const rapidjson::Value& v) {
+  if (!v.IsArray()) return std::nullopt;
+  std::map<std::string, std::string> env;
+  for (const auto& pair : v.GetArray()) {
+    if (!pair.IsArray() || pair.Size() != 2) return std::nullopt;
+    auto name = read_text(pair[0]);
+    auto value = read_text(pair[1]);
+    if (!name || !value) return std::nullopt;
+    env[std::move(*name)] = std::move(*value);
+  }
+  return env;
+}
+
 void write_entry(Writer& w, const workspace::FileEntry& entry) {
   w.StartObject();
   w.Key("name");

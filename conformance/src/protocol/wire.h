@@ -10,6 +10,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,11 @@ std::optional<std::string> read_bytes(const rapidjson::Value& v);
 // {"provider": Text, "id": Text}
 void write_ref(Writer& w, const workspace::WorkspaceRef& ref);
 std::optional<workspace::WorkspaceRef> read_ref(const rapidjson::Value& v);
+
+// Variables as [[Text, Text], ...] (a name may be bytes that are not UTF-8).
+void write_env(Writer& w, const std::map<std::string, std::string>& env);
+// nullopt when `v` is not such an array.
+std::optional<std::map<std::string, std::string>> read_env(const rapidjson::Value& v);
 
 // {"name": Text, "path": Text, "is_dir": bool, "size"?: integer}
 void write_entry(Writer& w, const workspace::FileEntry& entry);
