@@ -1,4 +1,4 @@
-// What each era's runtime does, cell by cell (docs/lizard-api.md, "Eras").
+// What each era's runtime does, cell by cell (docs/spec/lizard-api.md, "Eras").
 // Every route asks this table instead of testing the era itself, so the
 // table is the one place that says how the eras differ.
 #pragma once

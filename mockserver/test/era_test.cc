@@ -1,4 +1,4 @@
-// The eras, cell by cell (docs/lizard-api.md, "Eras"): for each behaviour
+// The eras, cell by cell (docs/spec/lizard-api.md, "Eras"): for each behaviour
 // the kubernetes and the firecracker runtime differ in, what each answers;
 // then the platform routes the SDK uses.
 #include <sys/stat.h>

@@ -10,14 +10,16 @@
 
 #include "lizard/conformance/mutants.h"
 #include "lizard/conformance/rules.h"
-#include "mutant_factory.h"
+#include "mutant_support.h"
 
 namespace lizard::conformance {
 
 const std::vector<Mutant>& all_mutants() {
   static const std::vector<Mutant> catalogue = [] {
     std::vector<Mutant> out;
-    mutants::add_common_mutants(out);
+    mutants::add_env_and_command_mutants(out);
+    mutants::add_file_and_realpath_mutants(out);
+    mutants::add_hostile_mutants(out);
     mutants::add_lizard_mutants(out);
     return out;
   }();

@@ -8,7 +8,7 @@
 
 #include "lizard/api/client.h"
 #include "lizard/workspace/checks.h"
-#include "mutant_factory.h"
+#include "mutant_support.h"
 
 namespace lizard::conformance::mutants {
 
@@ -20,14 +20,6 @@ using workspace::CommandResult;
 using workspace::FileEntry;
 using workspace::RunOptions;
 using workspace::Shell;
-
-api::Client client_for(const Endpoint& endpoint) {
-  api::ClientOptions options;
-  options.api_url = endpoint.api_url;
-  options.api_key = endpoint.api_key;
-  options.project = endpoint.project;
-  return api::Client(options);
-}
 
 // Creates the sandbox on first use without a lock: every caller that finds
 // none yet makes its own backend (and sandbox); the last one wins.
@@ -211,8 +203,8 @@ class TrustsExecFields : public ForwardingBackend {
     if (!r) throw workspace::WorkspaceUnavailableError("no sandbox");
     api::ExecRequest request;
     if (c.is_shell()) {
-      request.cmd = field_ == Field::kEnvs ? "cd " + working_dir() + " || exit 1\n" + c.script()
-                                           : c.script();
+      request.cmd =
+          field_ == Field::kEnvs ? "cd " + working_dir() + " || exit 1\n" + c.script() : c.script();
     } else {
       std::vector<std::string> argv = c.argv();
       if (field_ == Field::kEnvs) {
@@ -365,24 +357,6 @@ Decorator call_editor(CallEditor::Edit edit) {
   };
 }
 
-Mutant lizard(std::string name, std::string description, std::vector<std::string> targets,
-              MutantSpec spec) {
-  Mutant m;
-  m.name = name;
-  m.description = std::move(description);
-  m.targets = std::move(targets);
-  m.base = "lizard";
-  m.make_factory = [name, spec] { return wrap(lizard_base(), name, spec); };
-  return m;
-}
-
-Mutant lizard(std::string name, std::string description, std::vector<std::string> targets,
-              Decorator decorate) {
-  MutantSpec spec;
-  spec.decorate = std::move(decorate);
-  return lizard(std::move(name), std::move(description), std::move(targets), std::move(spec));
-}
-
 }  // namespace
 
 void add_lizard_mutants(std::vector<Mutant>& out) {
@@ -391,7 +365,7 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
   using workspace::WorkspaceNotSupportedError;
   using workspace::WorkspaceTransientError;
 
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "racy-first-use",
       "the sandbox is created on first use without a lock, so concurrent first uses each create "
       "one",
@@ -400,20 +374,20 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         if (origin.attached) return b;
         return std::make_unique<RacyFirstUse>(std::move(b), std::move(origin));
       }));
-  out.push_back(
-      lizard("constructs-eagerly", "building a backend already creates its sandbox",
-             {"lizard.no-request-at-construction"},
-             [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
-               return std::make_unique<ConstructsEagerly>(std::move(b));
-             }));
+  out.push_back(lizard_mutant(
+      "constructs-eagerly", "building a backend already creates its sandbox",
+      {"lizard.no-request-at-construction"},
+      [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
+        return std::make_unique<ConstructsEagerly>(std::move(b));
+      }));
   {
     MutantSpec spec;
     spec.overrides = [](BackendOverrides& o, const Origin&) { o.lifetime.reset(); };
-    out.push_back(lizard("ignores-lifetime",
-                         "the configured lifetime is ignored; every create asks for the default",
-                         {"lizard.create-body"}, spec));
+    out.push_back(lizard_mutant(
+        "ignores-lifetime", "the configured lifetime is ignored; every create asks for the default",
+        {"lizard.create-body"}, spec));
   }
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "runs-in-tmp", "commands start in /tmp instead of /workspace", {"lizard.root-in-workspace"},
       [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
         class RunsInTmp : public ForwardingBackend {
@@ -429,7 +403,7 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         };
         return std::make_unique<RunsInTmp>(std::move(b));
       }));
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "replacement-for-unknown-ref",
       "an attached backend whose sandbox is unknown or gone creates a new sandbox instead",
       {"lizard.unknown-ref", "env.attach-destroyed-unavailable"},
@@ -437,26 +411,26 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         if (!origin.attached) return b;
         return std::make_unique<ReplacesUnavailable>(std::move(b), std::move(origin));
       }));
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "renews-on-attach", "an attached backend extends the sandbox's lifetime on first use",
       {"lizard.no-renew-on-attach"},
       [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
         if (!origin.attached || !origin.endpoint) return b;
         return std::make_unique<RenewsOnAttach>(std::move(b), *origin.endpoint);
       }));
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "destroys-on-drop-lizard", "the backend's destructor calls destroy(), deleting the sandbox",
       {"lizard.run-end-keeps-sandbox"},
       [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
         return std::make_unique<DestroysOnDrop>(std::move(b));
       }));
-  out.push_back(
-      lizard("destroy-without-delete", "destroy() marks the backend unusable but sends no delete",
-             {"lizard.destroy"},
-             [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
-               return std::make_unique<DestroyWithoutDelete>(std::move(b));
-             }));
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
+      "destroy-without-delete", "destroy() marks the backend unusable but sends no delete",
+      {"lizard.destroy"},
+      [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
+        return std::make_unique<DestroyWithoutDelete>(std::move(b));
+      }));
+  out.push_back(lizard_mutant(
       "key-in-command-env", "every command gets LIZARD_API_KEY in its env (in the exec body)",
       {"lizard.key-stays-on-host", "cmd.env-not-inherited"},
       [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
@@ -481,11 +455,11 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
     spec.overrides = [](BackendOverrides& o, const Origin& origin) {
       if (!origin.secrets.empty()) o.env["LIZARD_API_KEY"] = origin.secrets.front();
     };
-    out.push_back(lizard("key-in-create-envs",
-                         "the create request puts LIZARD_API_KEY into the sandbox's envs",
-                         {"lizard.key-stays-on-host", "lizard.create-body"}, spec));
+    out.push_back(lizard_mutant("key-in-create-envs",
+                                "the create request puts LIZARD_API_KEY into the sandbox's envs",
+                                {"lizard.key-stays-on-host", "lizard.create-body"}, spec));
   }
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "single-exec-request",
       "a command is one plain exec request; output cut at the 512 KiB cap or at the exec limit "
       "is returned as a success",
@@ -494,7 +468,7 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         if (!origin.endpoint) return b;
         return std::make_unique<SingleExecRequest>(std::move(b), *origin.endpoint);
       }));
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "resends-exec-after-drop",
       "a command is one exec request, sent again when its connection drops (it runs twice)",
       {"lizard.no-rerun-after-drop"},
@@ -502,23 +476,23 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         if (!origin.endpoint) return b;
         return std::make_unique<SingleExecRequest>(std::move(b), *origin.endpoint, true);
       }));
-  out.push_back(
-      lizard("files-through-commands",
-             "file bytes travel base64-encoded through commands, not the files API",
-             {"lizard.binary-files"},
-             [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
-               return std::make_unique<FilesThroughCommands>(std::move(b));
-             }));
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
+      "files-through-commands",
+      "file bytes travel base64-encoded through commands, not the files API",
+      {"lizard.binary-files"},
+      [](std::unique_ptr<WorkspaceBackend> b, Origin) -> std::unique_ptr<WorkspaceBackend> {
+        return std::make_unique<FilesThroughCommands>(std::move(b));
+      }));
+  out.push_back(lizard_mutant(
       "env-through-exec-envs",
       "a run's env travels as the exec's `envs` field (which the kubernetes era ignores)",
-      {"cmd.env-added"},
+      {"cmd.env-added", "cmd.env-exact"},
       [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
         if (!origin.endpoint) return b;
         return std::make_unique<TrustsExecFields>(std::move(b), *origin.endpoint,
                                                   TrustsExecFields::Field::kEnvs);
       }));
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "workdir-through-exec",
       "commands are sent with the exec's `workdir` field and never enter the directory "
       "themselves (the kubernetes era runs them in /)",
@@ -528,7 +502,7 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         return std::make_unique<TrustsExecFields>(std::move(b), *origin.endpoint,
                                                   TrustsExecFields::Field::kWorkdir);
       }));
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "binary-upload-base64",
       "every write uploads its bytes base64-encoded through the files API (the kubernetes era "
       "takes UTF-8 only)",
@@ -537,14 +511,14 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
         if (!origin.endpoint) return b;
         return std::make_unique<UploadsBinary>(std::move(b), *origin.endpoint);
       }));
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "replaces-expired-sandbox", "a used backend whose sandbox expired silently creates a new one",
       {"lizard.expired-mid-session"},
       [](std::unique_ptr<WorkspaceBackend> b, Origin origin) -> std::unique_ptr<WorkspaceBackend> {
         if (origin.attached) return b;
         return std::make_unique<ReplacesExpired>(std::move(b), std::move(origin));
       }));
-  out.push_back(lizard(
+  out.push_back(lizard_mutant(
       "auth-error-vague", "a rejected key becomes a generic WorkspaceError(\"request failed\")",
       {"lizard.credentials-rejected"}, call_editor([](const std::function<void()>& call) {
         try {
@@ -553,38 +527,38 @@ void add_lizard_mutants(std::vector<Mutant>& out) {
           throw WorkspaceError("request failed");
         }
       })));
+  out.push_back(lizard_mutant(
+      "retries-after-transient",
+      "a call that failed transiently is sent again (up to 2 more times), even when it may "
+      "have been admitted",
+      {"lizard.transient-errors"}, call_editor([](const std::function<void()>& call) {
+        for (int attempt = 0;; ++attempt) {
+          try {
+            call();
+            return;
+          } catch (const WorkspaceTransientError&) {
+            if (attempt == 2) throw;
+          }
+        }
+      })));
   out.push_back(
-      lizard("retries-after-transient",
-             "a call that failed transiently is sent again (up to 2 more times), even when it may "
-             "have been admitted",
-             {"lizard.transient-errors"}, call_editor([](const std::function<void()>& call) {
-               for (int attempt = 0;; ++attempt) {
-                 try {
-                   call();
-                   return;
-                 } catch (const WorkspaceTransientError&) {
-                   if (attempt == 2) throw;
-                 }
-               }
-             })));
-  out.push_back(lizard("transient-as-unavailable",
-                       "5xx, 429 and dropped connections are reported as WorkspaceUnavailableError",
-                       {"lizard.transient-errors"},
-                       call_editor([](const std::function<void()>& call) {
-                         try {
-                           call();
-                         } catch (const WorkspaceTransientError& e) {
-                           throw workspace::WorkspaceUnavailableError(e.what());
-                         }
-                       })));
-  out.push_back(lizard("swallows-501", "an operation answered 501 returns an empty success",
-                       {"lizard.unsupported-501"},
-                       call_editor([](const std::function<void()>& call) {
-                         try {
-                           call();
-                         } catch (const WorkspaceNotSupportedError&) {
-                         }
-                       })));
+      lizard_mutant("transient-as-unavailable",
+                    "5xx, 429 and dropped connections are reported as WorkspaceUnavailableError",
+                    {"lizard.transient-errors"}, call_editor([](const std::function<void()>& call) {
+                      try {
+                        call();
+                      } catch (const WorkspaceTransientError& e) {
+                        throw workspace::WorkspaceUnavailableError(e.what());
+                      }
+                    })));
+  out.push_back(lizard_mutant("swallows-501", "an operation answered 501 returns an empty success",
+                              {"lizard.unsupported-501"},
+                              call_editor([](const std::function<void()>& call) {
+                                try {
+                                  call();
+                                } catch (const WorkspaceNotSupportedError&) {
+                                }
+                              })));
 }
 
 }  // namespace lizard::conformance::mutants

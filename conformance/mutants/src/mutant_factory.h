@@ -134,8 +134,7 @@ class RecoversFromUnavailable : public ForwardingBackend {
   std::shared_ptr<WorkspaceBackend> replacement_;
 };
 
-// Catalogue parts (common_mutants.cc, lizard_mutants.cc).
-void add_common_mutants(std::vector<Mutant>& out);
+// Catalogue part of lizard_mutants.cc (the others are in mutant_support.h).
 void add_lizard_mutants(std::vector<Mutant>& out);
 
 }  // namespace lizard::conformance::mutants

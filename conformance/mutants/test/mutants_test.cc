@@ -52,7 +52,7 @@ TEST(MutantCatalogue, EveryRuleIsProvenOrExplained) {
 
 TEST(MutantCatalogue, CoverageCheckFlagsAnUncoveredRule) {
   std::vector<RuleInfo> rules = all_rules();
-  rules.push_back({"fake.new-rule", "a rule added without a mutant", 0, ""});
+  rules.push_back({.id = "fake.new-rule", .summary = "a rule added without a mutant"});
   const auto problems = coverage_problems(rules, all_mutants(), unprovable_rules());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("fake.new-rule"), std::string::npos) << problems[0];

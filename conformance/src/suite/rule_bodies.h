@@ -1,4 +1,4 @@
-// The rule bodies, one function per rule (see rules.cc for the table).
+// The rule bodies, one function per rule (the rows in table_*.cc name them).
 #pragma once
 
 #include <string>
@@ -41,6 +41,9 @@ void cmd_env_added(RuleContext& ctx);
 void cmd_env_not_inherited(RuleContext& ctx);
 void cmd_starts_in_working_dir(RuleContext& ctx);
 void cmd_concurrent(RuleContext& ctx);
+void cmd_env_exact(RuleContext& ctx);
+void cmd_command_cannot_break_the_backend(RuleContext& ctx);
+void cmd_argument_list_too_long(RuleContext& ctx);
 void fs_bytes_round_trip(RuleContext& ctx);
 void fs_empty_file(RuleContext& ctx);
 void fs_large_round_trip(RuleContext& ctx);
@@ -64,6 +67,8 @@ void fs_write_through_symlink(RuleContext& ctx);
 void fs_write_keeps_mode(RuleContext& ctx);
 void fs_odd_names(RuleContext& ctx);
 void fs_relative_path_rejected(RuleContext& ctx);
+void fs_names_that_look_like_errors(RuleContext& ctx);
+void fs_unrepresentable_paths(RuleContext& ctx);
 void path_realpath(RuleContext& ctx);
 void path_realpath_loop(RuleContext& ctx);
 void path_entries_follow_links(RuleContext& ctx);
@@ -78,6 +83,7 @@ void lizard_destroy(RuleContext& ctx);
 void lizard_key_stays_on_host(RuleContext& ctx);
 void lizard_output_past_server_cap(RuleContext& ctx);
 void lizard_binary_files(RuleContext& ctx);
+void lizard_ref_shapes(RuleContext& ctx);
 void lizard_expired_mid_session(RuleContext& ctx);
 void lizard_credentials_rejected(RuleContext& ctx);
 void lizard_transient_errors(RuleContext& ctx);

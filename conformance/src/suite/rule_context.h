@@ -83,6 +83,21 @@ std::string errc_name(std::errc code);
 // What `fn` threw: "none", or the exception's type and message.
 std::string describe_throw(const std::function<void()>& fn);
 
+// "" when `fn` raised an E, else what happened.
+template <typename E>
+std::string expect_throw(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const E&) {
+    return "";
+  } catch (const RuleAbort&) {
+    throw;
+  } catch (const std::exception&) {
+    return describe_throw([&] { throw; });
+  }
+  return "no exception";
+}
+
 class RuleContext {
  public:
   RuleContext(const RuleInfo& rule, BackendSession& session);

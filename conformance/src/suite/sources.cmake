@@ -3,10 +3,17 @@ set(LIZARD_CONFORMANCE_SOURCES
     src/suite/cmd_rules.cc
     src/suite/forwarding_backend.cc
     src/suite/fs_rules.cc
+    src/suite/hostile_rules.cc
     src/suite/lizard_rules.cc
+    src/suite/lizard_support.cc
+    src/suite/lizard_traffic_rules.cc
     src/suite/rule_bodies.cc
+    src/suite/rule_docs.cc
     src/suite/rule_context.cc
     src/suite/rules.cc
     src/suite/rules_env.cc
     src/suite/runner.cc
-    src/suite/suite.cc)
+    src/suite/suite.cc
+    src/suite/table_env_and_command.cc
+    src/suite/table_files_and_realpath.cc
+    src/suite/table_lizard.cc)

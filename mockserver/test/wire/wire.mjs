@@ -7,7 +7,7 @@
 //   node wire.mjs path/to/lizard-mock kubernetes|firecracker
 //
 // Starts the mock with `--era <era>`, runs the checks valid in both eras and
-// those of that era (spec: lizard-api.md, "Eras" and "Platform routes").
+// those of that era (spec: docs/spec/lizard-api.md, "Eras" and "Platform routes").
 // Prints one line per check and ends with "N passed, N failed"; exits 1 on any failure.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';

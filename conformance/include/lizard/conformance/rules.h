@@ -1,4 +1,4 @@
-// The rule table: the single source of the contract's rule IDs
+// The rule table: the single source of the contract's rules
 // (docs/contract.md). Tests, --list-rules, reports and the mutation report
 // all read it.
 //
@@ -23,11 +23,21 @@ enum Need : unsigned {
   kNeedPlatform = 1u << 5,    // BackendSession::platform() (the lizard profile's view)
 };
 
+namespace internal {
+class RuleContext;
+}
+
+// One rule: the single place its ID, texts, needs and body live. The runner,
+// the gtest registration, --list-rules and docs/contract.md's tables are all
+// produced from these rows.
 struct RuleInfo {
-  std::string_view id;       // "cmd.output-limit"
-  std::string_view summary;  // one line, from the contract
-  unsigned needs = 0;        // Need bits
-  std::string_view profile;  // "" for every backend, "lizard" for the lizard profile
+  std::string_view id;           // "cmd.output-limit"
+  std::string_view summary;      // one line: what the test checks
+  std::string_view why;          // one sentence: why the rule exists
+  std::string_view counterpart;  // the Pydantic AI behaviour it renders ("" for none)
+  unsigned needs = 0;            // Need bits
+  std::string_view profile;      // "" for every backend, "lizard" for the lizard profile
+  void (*body)(internal::RuleContext&) = nullptr;  // the test
   // The rule exercises the platform's per-request execution limit; a
   // factory that can shorten it for this session should (lizard.long-command).
   bool wants_short_exec_limit = false;
@@ -46,6 +56,10 @@ std::string gtest_name(std::string_view id);
 
 // The rule whose gtest_name() is `name`, or nullptr.
 const RuleInfo* find_rule_by_gtest_name(std::string_view name);
+
+// The rule tables of docs/contract.md (one Markdown table per section, with
+// its heading), produced from the rows.
+std::string rule_tables_markdown();
 
 // The suite's version, reported as "suite_version".
 inline constexpr const char* kSuiteVersion = "1.0.0";

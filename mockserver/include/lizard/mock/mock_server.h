@@ -1,4 +1,4 @@
-// An embedded mock of the Lizard sandbox HTTP API (docs/lizard-api.md) that
+// An embedded mock of the Lizard sandbox HTTP API (docs/spec/lizard-api.md) that
 // really runs commands in isolated sandboxes on this machine: each sandbox is
 // its own user, mount, PID, network, UTS and IPC namespace, its root is never
 // host root, and its commands run without the capabilities and system calls

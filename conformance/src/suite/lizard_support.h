@@ -1,0 +1,25 @@
+// Helpers shared by the lizard profile rules (lizard_rules.cc,
+// lizard_traffic_rules.cc).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rule_context.h"
+
+namespace lizard::conformance::internal {
+
+// The session's platform view; RuleAbort when it has none.
+PlatformControl& platform(RuleContext& ctx);
+// A sandbox create (POST /api/sandboxes).
+bool is_create(const HttpRequestRecord& r);
+int count_creates(const std::vector<HttpRequestRecord>& requests);
+// "[METHOD path, ...]", cut after about 400 characters.
+std::string describe_requests(const std::vector<HttpRequestRecord>& requests);
+std::string lower(std::string text);
+// Decodes standard base64 (line breaks skipped); ok is false on a bad character.
+std::string base64_decode(const std::string& in, bool& ok);
+// Runs a first operation that needs the sandbox.
+void first_use(RuleContext& ctx, const BackendPtr& b);
+
+}  // namespace lizard::conformance::internal
