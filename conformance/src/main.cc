@@ -200,11 +200,12 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) usage_error(arg + " needs a value");
       return argv[++i];
     };
-    if (gtest_mode) {
-      gtest_args.push_back(argv[i]);
-    } else if (arg == "--") {
+    if (arg == "--") {
+      // The adapter's command line, also after --gtest and its flags.
       for (++i; i < argc; ++i) command.argv.emplace_back(argv[i]);
       if (command.argv.empty()) usage_error("'--' needs PROGRAM [ARGS...]");
+    } else if (gtest_mode) {
+      gtest_args.push_back(argv[i]);
     } else if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       return 0;
