@@ -560,8 +560,9 @@ TEST_P(Mutants, AreCaughtThroughTheProtocol) {
     ASSERT_NE(r, nullptr) << t;
     EXPECT_EQ(r->status, Status::kFail) << m->name << " was not caught by " << t << ": "
                                         << status_name(r->status) << " " << r->reason;
-    // Caught by the rule, not by a failure of the protocol.
+    // Caught by the rule, not by a failure of the protocol or of the adapter.
     EXPECT_EQ(r->reason.find("protocol fault"), std::string::npos) << r->reason;
+    EXPECT_EQ(r->reason.find("could not open a session"), std::string::npos) << r->reason;
     EXPECT_EQ(r->reason.find("ProtocolError"), std::string::npos) << r->reason;
   }
 }
