@@ -98,18 +98,29 @@ void Latencies::report(benchmark::State& state, const std::string& prefix) {
 
 void alternate(benchmark::State& state, const std::vector<TimedOp>& ops) {
   std::vector<Latencies> lat(ops.size());
+  std::vector<Clock::duration> total(ops.size(), Clock::duration::zero());
   std::size_t first = 0;
   for (auto _ : state) {
     for (std::size_t k = 0; k < ops.size(); ++k) {
       const std::size_t i = (first + k) % ops.size();
       const auto t0 = Clock::now();
       const bool ok = ops[i].run();
-      lat[i].add(Clock::now() - t0);
+      const auto took = Clock::now() - t0;
+      lat[i].add(took);
+      total[i] += took;
       if (!ok) state.SkipWithError((ops[i].name + " failed").c_str());
     }
     first = (first + 1) % ops.size();
   }
-  for (std::size_t i = 0; i < ops.size(); ++i) lat[i].report(state, ops[i].name + "_");
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    lat[i].report(state, ops[i].name + "_");
+    const double seconds = std::chrono::duration<double>(total[i]).count();
+    if (ops[i].bytes > 0 && seconds > 0) {
+      state.counters[ops[i].name + "_mib_s"] = static_cast<double>(ops[i].bytes) *
+                                               static_cast<double>(state.iterations()) / (1 << 20) /
+                                               seconds;
+    }
+  }
 }
 
 // ---- raw libcurl --------------------------------------------------------------

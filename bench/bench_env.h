@@ -74,12 +74,14 @@ class Latencies {
 
 // Runs each operation once per iteration, in an order that rotates every
 // iteration (so none always follows another), and reports each one's
-// `<name>_p50_us` and `<name>_p99_us`. Operations measured this way see the
-// same machine load, so their ratio holds on a busy machine too. An
-// operation returns false when it failed (the benchmark stops with an error).
+// `<name>_p50_us` and `<name>_p99_us`, and with `bytes` its throughput over
+// all iterations, `<name>_mib_s`. Operations measured this way see the same
+// machine load, so their ratio holds on a busy machine too. An operation
+// returns false when it failed (the benchmark stops with an error).
 struct TimedOp {
   std::string name;
   std::function<bool()> run;
+  std::size_t bytes = 0;  // moved per run, for `<name>_mib_s`
 };
 void alternate(benchmark::State& state, const std::vector<TimedOp>& ops);
 

@@ -147,34 +147,31 @@ def main():
         else:
             record(f"requests: {op}", f"{n:.0f}", "", "", "(count)", None)
 
-    # 3. file transfer
+    # 3. file transfer: ours and raw libcurl in alternation; peak memory apart
     def mibps(name):
         r = rows.get(name)
         return None if r is None or "bytes_per_second" not in r else r["bytes_per_second"] / 2**20
 
-    def by_size(name):
-        parts = name.split("/")
-        return (parts[1], int(parts[2]) if parts[2].isdigit() else 0)
-
-    for name in sorted((n for n in rows if n.startswith("files/ours_")), key=by_size):
-        kind, size = name.split("/")[1], name.split("/")[2]
-        raw_name = f"files/raw_curl_{'upload' if kind == 'ours_write' else 'download'}/{size}"
-        ours, raw = mibps(name), mibps(raw_name)
-        label = f"{'write' if kind == 'ours_write' else 'read'} {size} MiB"
-        big = size == "64"
-        if ours and raw:
-            record(f"{label} vs raw libcurl", f"{ours:.0f} MiB/s", f"{raw:.0f} MiB/s", f"{ours / raw:.2f}x",
-                   ">= 0.9x" if big else "", (ours / raw >= 0.9) if big else None)
-        jskey = f"{'write' if kind == 'ours_write' else 'read'}_{size}MiB"
-        if ours and jskey in js:
-            jsr = js[jskey]["mib_per_s"]
-            record(f"{label} vs JS SDK", f"{ours:.0f} MiB/s", f"{jsr:.0f} MiB/s", f"{ours / jsr:.2f}x",
-                   ">= 1.3x" if big else "", (ours / jsr >= 1.3) if big else None)
-        growth = rows[name].get("rss_growth_x")
-        if growth is not None:
-            limit = 1.5 if big else 3
-            record(f"{label}: peak RSS growth / file size", f"{growth:.2f}x", "", "", f"<= {limit}x",
-                   growth <= limit)
+    sizes = sorted({int(n.split("/")[2]) for n in rows if n.startswith(("files/read/", "files/write/"))})
+    for kind in ("read", "write"):
+        for size in sizes:
+            r = rows.get(f"files/{kind}/{size}") or {}
+            ours, raw = r.get("ours_mib_s"), r.get("raw_mib_s")
+            label = f"{kind} {size} MiB"
+            big = size == 64
+            if ours and raw:
+                record(f"{label} vs raw libcurl", f"{ours:.0f} MiB/s", f"{raw:.0f} MiB/s", f"{ours / raw:.2f}x",
+                       ">= 0.9x" if big else "", (ours / raw >= 0.9) if big else None)
+            jskey = f"{kind}_{size}MiB"
+            if ours and jskey in js:
+                jsr = js[jskey]["mib_per_s"]
+                record(f"{label} vs JS SDK", f"{ours:.0f} MiB/s", f"{jsr:.0f} MiB/s", f"{ours / jsr:.2f}x",
+                       ">= 1.3x" if big else "", (ours / jsr >= 1.3) if big else None)
+            growth = (rows.get(f"files/{kind}_memory/{size}") or {}).get("rss_growth_x")
+            if growth is not None:
+                limit = 1.5 if big else 3
+                record(f"{label}: peak RSS growth / file size", f"{growth:.2f}x", "", "", f"<= {limit}x",
+                       growth <= limit)
 
     # 4. output capture
     for size in ("1", "10"):

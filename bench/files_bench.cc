@@ -1,5 +1,7 @@
-// 3. File transfer against raw libcurl, with the client's peak memory; 4. the
-// output of a run against one raw read of the same bytes.
+// 3. File transfer against raw libcurl (in alternation), and the client's
+// peak memory; 4. the output of a run against one raw read of the same bytes.
+#include <functional>
+
 #include "bench_env.h"
 
 namespace lizard::bench {
@@ -7,76 +9,112 @@ namespace {
 
 using workspace::Shell;
 
-// write_bytes of content that is not UTF-8 (bench_env.h: payload).
-void BM_WriteBytes(benchmark::State& state) {
-  const std::size_t bytes = static_cast<std::size_t>(state.range(0)) << 20;
+constexpr const char* kOursWrite = "/workspace/bench-write";
+constexpr const char* kOursRead = "/workspace/bench-read";
+constexpr const char* kRawWrite = "/workspace/bench-raw-write";
+constexpr const char* kRawStaged = "/workspace/.bench-raw-write.b64";
+constexpr const char* kRawRead = "/workspace/bench-raw-read";
+
+std::size_t bytes_of(const benchmark::State& state) {
+  return static_cast<std::size_t>(state.range(0)) << 20;
+}
+
+// The least a libcurl client sends to put bytes that are not UTF-8 in a file
+// on the default (kubernetes-era) mock, which takes UTF-8 file content only:
+// their base64 text through the files API, then one exec that decodes it in
+// place. The bodies are prepared outside the timing.
+class RawUpload {
+ public:
+  explicit RawUpload(const std::string& data)
+      : upload_(R"({"path":")" + std::string(kRawStaged) + R"(","content":")" + base64(data) +
+                "\"}"),
+        decode_(R"({"cmd":["/bin/sh","-c","base64 -d <)" + std::string(kRawStaged) + " >" +
+                kRawWrite + " && rm -f " + kRawStaged + R"("]})"),
+        path_("/api/sandboxes/" + g_env->sandbox_id + "/files") {}
+
+  bool operator()() {
+    return curl_.request("POST", path_, &upload_, &response_) == 200 && curl_.exec(decode_);
+  }
+
+ private:
+  RawCurl curl_;
+  std::string upload_, decode_, path_, response_;
+};
+
+// A GET of the file's bytes into a fresh buffer sized up front, as read_bytes
+// returns a new string: reusing one warm buffer would leave out the page
+// faults that any client handing the bytes over pays.
+class RawDownload {
+ public:
+  explicit RawDownload(std::size_t bytes)
+      : bytes_(bytes),
+        path_("/api/sandboxes/" + g_env->sandbox_id + "/files?path=" + std::string(kRawRead)) {}
+
+  bool operator()() {
+    std::string response;
+    response.reserve(bytes_);
+    const bool ok =
+        curl_.request("GET", path_, nullptr, &response) == 200 && response.size() == bytes_;
+    benchmark::DoNotOptimize(response);
+    return ok;
+  }
+
+ private:
+  RawCurl curl_;
+  std::size_t bytes_;
+  std::string path_;
+};
+
+// write_bytes of content that is not UTF-8 (bench_env.h: payload), in
+// alternation with the raw libcurl upload of the same bytes.
+void BM_Write(benchmark::State& state) {
+  const std::size_t bytes = bytes_of(state);
   const std::string data = payload(bytes);
-  const std::string path = "/workspace/bench-write";
+  RawUpload raw(data);
+  auto& backend = *g_env->backend;
+  alternate(state, {{"ours",
+                     [&] {
+                       backend.write_bytes(kOursWrite, data);
+                       return true;
+                     },
+                     bytes},
+                    {"raw", std::ref(raw), bytes}});
+}
+
+void BM_Read(benchmark::State& state) {
+  const std::size_t bytes = bytes_of(state);
+  g_env->backend->write_bytes(kOursRead, payload(bytes));
+  g_env->backend->write_bytes(kRawRead, payload(bytes));
+  RawDownload raw(bytes);
+  auto& backend = *g_env->backend;
+  alternate(state, {{"ours", [&] { return backend.read_bytes(kOursRead).size() == bytes; }, bytes},
+                    {"raw", std::ref(raw), bytes}});
+}
+
+// The client's peak memory over the file size, with nothing else running in
+// this process (the mock is another one).
+void BM_WriteMemory(benchmark::State& state) {
+  const std::size_t bytes = bytes_of(state);
+  const std::string data = payload(bytes);
   const long base_kib = read_status_kib("VmRSS:");
   reset_peak_rss();
-  for (auto _ : state) g_env->backend->write_bytes(path, data);
+  for (auto _ : state) g_env->backend->write_bytes(kOursWrite, data);
   const long peak_kib = read_status_kib("VmHWM:");
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
   state.counters["rss_growth_x"] = static_cast<double>(peak_kib - base_kib) * 1024.0 / bytes;
 }
 
-void BM_ReadBytes(benchmark::State& state) {
-  const std::size_t bytes = static_cast<std::size_t>(state.range(0)) << 20;
-  const std::string path = "/workspace/bench-read";
-  g_env->backend->write_bytes(path, payload(bytes));
+void BM_ReadMemory(benchmark::State& state) {
+  const std::size_t bytes = bytes_of(state);
+  g_env->backend->write_bytes(kOursRead, payload(bytes));
   const long base_kib = read_status_kib("VmRSS:");
   reset_peak_rss();
   for (auto _ : state) {
-    auto data = g_env->backend->read_bytes(path);
+    auto data = g_env->backend->read_bytes(kOursRead);
     if (data.size() != bytes) state.SkipWithError("short read");
     benchmark::DoNotOptimize(data);
   }
   const long peak_kib = read_status_kib("VmHWM:");
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
   state.counters["rss_growth_x"] = static_cast<double>(peak_kib - base_kib) * 1024.0 / bytes;
-}
-
-// The least a libcurl client sends to put the same bytes in the file on the
-// default (kubernetes-era) mock, which takes UTF-8 file content only: their
-// base64 text through the files API, then one exec that decodes it in
-// place. The bodies are prepared outside the timing: the baseline is the
-// transfer and the decoding alone.
-void BM_RawCurlUpload(benchmark::State& state) {
-  const std::size_t bytes = static_cast<std::size_t>(state.range(0)) << 20;
-  const std::string staged = "/workspace/.bench-raw-write.b64";
-  const std::string target = "/workspace/bench-raw-write";
-  const std::string upload =
-      R"({"path":")" + staged + R"(","content":")" + base64(payload(bytes)) + "\"}";
-  const std::string decode = R"({"cmd":["/bin/sh","-c","base64 -d <)" + staged + " >" + target +
-                             " && rm -f " + staged + R"("]})";
-  const std::string path = "/api/sandboxes/" + g_env->sandbox_id + "/files";
-  RawCurl curl;
-  std::string response;
-  for (auto _ : state) {
-    if (curl.request("POST", path, &upload, &response) != 200 || !curl.exec(decode))
-      state.SkipWithError("raw upload");
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
-}
-
-void BM_RawCurlDownload(benchmark::State& state) {
-  const std::size_t bytes = static_cast<std::size_t>(state.range(0)) << 20;
-  g_env->backend->write_bytes("/workspace/bench-raw-read", payload(bytes));
-  const std::string path =
-      "/api/sandboxes/" + g_env->sandbox_id + "/files?path=/workspace/bench-raw-read";
-  RawCurl curl;
-  for (auto _ : state) {
-    // A fresh buffer sized up front for each download, as read_bytes returns
-    // a new string: reusing one warm buffer would leave out the page faults
-    // that any client handing the bytes over pays.
-    std::string response;
-    response.reserve(bytes);
-    if (curl.request("GET", path, nullptr, &response) != 200 || response.size() != bytes) {
-      state.SkipWithError("raw download");
-    }
-    benchmark::DoNotOptimize(response);
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
 }
 
 void BM_RunOutput(benchmark::State& state) {
@@ -105,8 +143,8 @@ void BM_RawFilesRead(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
 }
 
-void register_transfer(const char* name, void (*fn)(benchmark::State&), int64_t mib) {
-  benchmark::RegisterBenchmark(name, fn)->Arg(mib)->Iterations(iterations_files())->UseRealTime();
+void register_sized(const char* name, void (*fn)(benchmark::State&), int64_t mib, int iterations) {
+  benchmark::RegisterBenchmark(name, fn)->Arg(mib)->Iterations(iterations)->UseRealTime();
 }
 
 }  // namespace
@@ -115,14 +153,14 @@ void register_files() {
   const std::vector<int64_t> sizes =
       g_quick ? std::vector<int64_t>{1, 8} : std::vector<int64_t>{1, 8, 64};
   for (int64_t mib : sizes) {
-    register_transfer("files/ours_write", BM_WriteBytes, mib);
-    register_transfer("files/raw_curl_upload", BM_RawCurlUpload, mib);
-    register_transfer("files/ours_read", BM_ReadBytes, mib);
-    register_transfer("files/raw_curl_download", BM_RawCurlDownload, mib);
+    register_sized("files/write", BM_Write, mib, iterations_files());
+    register_sized("files/read", BM_Read, mib, iterations_files());
+    register_sized("files/write_memory", BM_WriteMemory, mib, 2);
+    register_sized("files/read_memory", BM_ReadMemory, mib, 2);
   }
   for (int64_t mib : {1, 10}) {
-    register_transfer("output/ours_run", BM_RunOutput, mib);
-    register_transfer("output/raw_files_read", BM_RawFilesRead, mib);
+    register_sized("output/ours_run", BM_RunOutput, mib, iterations_files());
+    register_sized("output/raw_files_read", BM_RawFilesRead, mib, iterations_files());
   }
 }
 
