@@ -84,6 +84,14 @@ void Latencies::add(Clock::duration d) {
   samples_.push_back(std::chrono::duration<double, std::micro>(d).count());
 }
 
+double Latencies::p50_us() {
+  std::lock_guard lock(mu_);
+  if (samples_.empty()) return 0;
+  std::vector<double> sorted = samples_;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  return sorted[sorted.size() / 2];
+}
+
 void Latencies::report(benchmark::State& state, const std::string& prefix) {
   std::lock_guard lock(mu_);
   if (samples_.empty()) return;
@@ -98,28 +106,23 @@ void Latencies::report(benchmark::State& state, const std::string& prefix) {
 
 void alternate(benchmark::State& state, const std::vector<TimedOp>& ops) {
   std::vector<Latencies> lat(ops.size());
-  std::vector<Clock::duration> total(ops.size(), Clock::duration::zero());
   std::size_t first = 0;
   for (auto _ : state) {
     for (std::size_t k = 0; k < ops.size(); ++k) {
       const std::size_t i = (first + k) % ops.size();
       const auto t0 = Clock::now();
       const bool ok = ops[i].run();
-      const auto took = Clock::now() - t0;
-      lat[i].add(took);
-      total[i] += took;
+      lat[i].add(Clock::now() - t0);
       if (!ok) state.SkipWithError((ops[i].name + " failed").c_str());
     }
     first = (first + 1) % ops.size();
   }
   for (std::size_t i = 0; i < ops.size(); ++i) {
+    const double p50 = lat[i].p50_us();
+    if (ops[i].bytes > 0 && p50 > 0)
+      state.counters[ops[i].name + "_mib_s"] =
+          static_cast<double>(ops[i].bytes) / (1 << 20) / (p50 / 1e6);
     lat[i].report(state, ops[i].name + "_");
-    const double seconds = std::chrono::duration<double>(total[i]).count();
-    if (ops[i].bytes > 0 && seconds > 0) {
-      state.counters[ops[i].name + "_mib_s"] = static_cast<double>(ops[i].bytes) *
-                                               static_cast<double>(state.iterations()) / (1 << 20) /
-                                               seconds;
-    }
   }
 }
 
@@ -217,30 +220,29 @@ std::size_t journal_size() {
 
 // ---- payloads ---------------------------------------------------------------
 
-std::string base64(const std::string& in) {
+void base64_append(std::string_view in, std::string& out) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
+  const std::size_t start = out.size();
+  out.resize(start + (in.size() + 2) / 3 * 4);
+  char* o = out.data() + start;
+  const auto* p = reinterpret_cast<const unsigned char*>(in.data());
   std::size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
-                       (static_cast<unsigned char>(in[i + 1]) << 8) |
-                       static_cast<unsigned char>(in[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
+    const unsigned v = (p[i] << 16) | (p[i + 1] << 8) | p[i + 2];
+    *o++ = kAlphabet[(v >> 18) & 63];
+    *o++ = kAlphabet[(v >> 12) & 63];
+    *o++ = kAlphabet[(v >> 6) & 63];
+    *o++ = kAlphabet[v & 63];
   }
   if (i < in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
+    unsigned v = p[i] << 16;
+    if (i + 1 < in.size()) v |= p[i + 1] << 8;
+    *o++ = kAlphabet[(v >> 18) & 63];
+    *o++ = kAlphabet[(v >> 12) & 63];
+    *o++ = i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    *o++ = '=';
   }
-  return out;
 }
 
 std::string payload(std::size_t bytes) {

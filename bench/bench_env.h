@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lizard/workspace/lizard_sandbox_backend.h"
@@ -64,6 +65,8 @@ int iterations_files();
 class Latencies {
  public:
   void add(Clock::duration d);
+  // The median so far, in microseconds (0 without samples).
+  double p50_us();
   // Sets counters `<prefix>p50_us` and `<prefix>p99_us`, then forgets the samples.
   void report(benchmark::State& state, const std::string& prefix = "");
 
@@ -74,8 +77,9 @@ class Latencies {
 
 // Runs each operation once per iteration, in an order that rotates every
 // iteration (so none always follows another), and reports each one's
-// `<name>_p50_us` and `<name>_p99_us`, and with `bytes` its throughput over
-// all iterations, `<name>_mib_s`. Operations measured this way see the same
+// `<name>_p50_us` and `<name>_p99_us`, and with `bytes` its throughput at the
+// median time, `<name>_mib_s` (one stall of a loaded machine moves a mean of
+// five 64 MiB transfers by a fifth). Operations measured this way see the same
 // machine load, so their ratio holds on a busy machine too. An operation
 // returns false when it failed (the benchmark stops with an error).
 struct TimedOp {
@@ -115,7 +119,8 @@ std::string json_string(const std::string& text);
 void clear_journal();
 std::size_t journal_size();
 
-std::string base64(const std::string& in);
+// Appends the base64 of `in` to `out` (sized once, as a client would).
+void base64_append(std::string_view in, std::string& out);
 // `bytes` of content that is not UTF-8.
 std::string payload(std::size_t bytes);
 
