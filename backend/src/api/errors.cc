@@ -1,6 +1,5 @@
 #include "lizard/api/errors.h"
 
-#include <curl/curl.h>
 #include <rapidjson/document.h>
 
 #include <cctype>
@@ -64,6 +63,34 @@ std::string brief(std::string text) {
   return text;
 }
 
+// The failures of an exchange without a (complete) HTTP answer.
+[[noreturn]] void throw_failure(const TransportOutcome& outcome, const std::string& op,
+                                std::string_view secret) {
+  const std::string detail = redact(outcome.detail, secret);
+  switch (outcome.failure) {
+    case TransportFailure::kAnswerTooLarge:
+      // Not transient: the same request gets the same oversized answer.
+      throw workspace::WorkspaceError(op + ": the answer is larger than " +
+                                      std::to_string(outcome.answer_limit) +
+                                      " bytes; the transfer was stopped");
+    case TransportFailure::kCancelled:
+      throw workspace::WorkspaceCancelledError(op + ": cancelled");
+    case TransportFailure::kCouldNotConnect:
+      throw workspace::WorkspaceTransientError(
+          op + ": could not connect to the Lizard API (" + detail + ")", false);
+    case TransportFailure::kTimedOut:
+      throw workspace::WorkspaceTransientError(
+          op + ": no answer before the deadline (" + detail + ")", outcome.request_sent);
+    case TransportFailure::kConnectionFailed:
+      throw workspace::WorkspaceTransientError(op + ": the connection failed (" + detail + ")",
+                                               outcome.request_sent);
+    case TransportFailure::kNone:
+    case TransportFailure::kOther:
+      break;
+  }
+  throw workspace::WorkspaceError(op + ": transport failure (" + detail + ")");
+}
+
 }  // namespace
 
 ErrorBody parse_error_body(std::string_view body) {
@@ -122,41 +149,7 @@ std::string redact(std::string_view text, std::string_view secret) {
 void throw_transport_error(const TransportOutcome& outcome, std::string_view what,
                            std::string_view secret) {
   const std::string op(what);
-  if (outcome.curl_code == CURLE_WRITE_ERROR && outcome.answer_limit > 0) {
-    // Not transient: the same request gets the same oversized answer.
-    throw workspace::WorkspaceError(op + ": the answer is larger than " +
-                                    std::to_string(outcome.answer_limit) +
-                                    " bytes; the transfer was stopped");
-  }
-  if (outcome.curl_code != CURLE_OK) {
-    const auto code = static_cast<CURLcode>(outcome.curl_code);
-    const std::string detail = redact(
-        outcome.curl_message.empty() ? curl_easy_strerror(code) : outcome.curl_message, secret);
-    switch (code) {
-      case CURLE_ABORTED_BY_CALLBACK:
-        throw workspace::WorkspaceCancelledError(op + ": cancelled");
-      case CURLE_COULDNT_RESOLVE_PROXY:
-      case CURLE_COULDNT_RESOLVE_HOST:
-      case CURLE_COULDNT_CONNECT:
-      case CURLE_SSL_CONNECT_ERROR:
-        throw workspace::WorkspaceTransientError(
-            op + ": could not connect to the Lizard API (" + detail + ")", false);
-      case CURLE_OPERATION_TIMEDOUT:
-        throw workspace::WorkspaceTransientError(
-            op + ": no answer before the deadline (" + detail + ")", outcome.request_sent);
-      case CURLE_SEND_ERROR:
-      case CURLE_RECV_ERROR:
-      case CURLE_GOT_NOTHING:
-      case CURLE_PARTIAL_FILE:
-      case CURLE_WEIRD_SERVER_REPLY:
-      case CURLE_HTTP2:
-      case CURLE_HTTP2_STREAM:
-        throw workspace::WorkspaceTransientError(op + ": the connection failed (" + detail + ")",
-                                                 outcome.request_sent);
-      default:
-        throw workspace::WorkspaceError(op + ": transport failure (" + detail + ")");
-    }
-  }
+  if (outcome.failure != TransportFailure::kNone) throw_failure(outcome, op, secret);
   const ErrorBody body = parse_error_body(outcome.body);
   const int status = static_cast<int>(outcome.status);
   const std::string sentence = redact(body.message, secret);

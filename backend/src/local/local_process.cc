@@ -214,14 +214,10 @@ int terminate_group(ChildGuard& child, int pidfd) {
   return child.reap();
 }
 
-}  // namespace
-
-std::optional<ProcessOutcome> run_process(const ProcessSpec& spec, const ProcessControl& control,
-                                          int* spawn_error) {
-  Pipe out_pipe;
-  Pipe err_pipe;
-
-  SpawnActions actions;
+// stdin /dev/null, the pipes as stdout and stderr, the working directory,
+// nothing else inherited.
+void add_file_actions(SpawnActions& actions, const ProcessSpec& spec, const Pipe& out_pipe,
+                      const Pipe& err_pipe) {
   check_spawn(::posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0),
               "posix_spawn_file_actions_addopen");
   check_spawn(::posix_spawn_file_actions_adddup2(actions.get(), out_pipe.write_end.get(), 1),
@@ -233,14 +229,15 @@ std::optional<ProcessOutcome> run_process(const ProcessSpec& spec, const Process
   // Descriptors other threads opened without O_CLOEXEC must not reach the child.
   check_spawn(::posix_spawn_file_actions_addclosefrom_np(actions.get(), 3),
               "posix_spawn_file_actions_addclosefrom_np");
+}
 
-  SpawnAttr attr;
+// Own process group (setpgid(0, 0) in the child); default dispositions and
+// an empty mask, whatever this process ignores or blocks.
+void set_attributes(SpawnAttr& attr) {
   sigset_t no_signals;
   sigemptyset(&no_signals);
   sigset_t all_signals;
   sigfillset(&all_signals);
-  // Own process group (setpgid(0, 0) in the child); default dispositions and
-  // an empty mask, whatever this process ignores or blocks.
   check_spawn(
       ::posix_spawnattr_setflags(
           attr.get(), POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF),
@@ -249,7 +246,127 @@ std::optional<ProcessOutcome> run_process(const ProcessSpec& spec, const Process
   check_spawn(::posix_spawnattr_setsigmask(attr.get(), &no_signals), "posix_spawnattr_setsigmask");
   check_spawn(::posix_spawnattr_setsigdefault(attr.get(), &all_signals),
               "posix_spawnattr_setsigdefault");
+}
 
+// Watches a spawned command until it is over: its two streams, its
+// deadline, and the wake descriptor (stop token, destroy()). Whatever it
+// throws, the group has been stopped and the child reaped.
+class CommandWatch {
+ public:
+  CommandWatch(ChildGuard& child, int pidfd, const ProcessControl& control, Pipe& out_pipe,
+               Pipe& err_pipe)
+      : child_(child),
+        pidfd_(pidfd),
+        control_(control),
+        out_{&out_pipe.read_end, {}, true},
+        err_{&err_pipe.read_end, {}, true} {
+    if (control.timeout) {
+      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(*control.timeout);
+    }
+  }
+
+  // Returns once the direct child exited and its streams are drained (or
+  // the drain grace passed).
+  void wait() {
+    for (;;) {
+      if (drain_until_ && !out_.open && !err_.open) return;
+      const auto now = Clock::now();
+      // Once the direct child has exited the command is over; only the drain remains.
+      if (deadline_ && !drain_until_ && now >= *deadline_) throw_timeout();
+      if (drain_until_ && now >= *drain_until_) return;
+      poll_once(now);
+    }
+  }
+
+  const std::string& out() const { return out_.data; }
+  const std::string& err() const { return err_.data; }
+
+ private:
+  void poll_once(Clock::time_point now) {
+    pollfd fds[4];
+    nfds_t count = 0;
+    int out_index = -1, err_index = -1, pid_index = -1;
+    if (out_.open) {
+      out_index = static_cast<int>(count);
+      fds[count++] = pollfd{out_.fd->get(), POLLIN, 0};
+    }
+    if (err_.open) {
+      err_index = static_cast<int>(count);
+      fds[count++] = pollfd{err_.fd->get(), POLLIN, 0};
+    }
+    if (!drain_until_) {
+      pid_index = static_cast<int>(count);
+      fds[count++] = pollfd{pidfd_, POLLIN, 0};
+    }
+    const int wake_index = static_cast<int>(count);
+    fds[count++] = pollfd{control_.wake_fd, POLLIN, 0};
+
+    const int ready = ::poll(
+        fds, count, poll_timeout_ms(now, drain_until_ ? std::nullopt : deadline_, drain_until_));
+    if (ready < 0) {
+      if (errno == EINTR) return;
+      throw_system("poll", errno);
+    }
+    if (out_index >= 0 && fds[out_index].revents != 0 && !out_.drain()) throw_over_limit();
+    if (err_index >= 0 && fds[err_index].revents != 0 && !err_.drain()) throw_over_limit();
+    if (fds[wake_index].revents != 0) on_wake();
+    if (pid_index >= 0 && fds[pid_index].revents != 0) drain_until_ = Clock::now() + kDrainGrace;
+  }
+
+  void on_wake() {
+    std::uint64_t value = 0;
+    [[maybe_unused]] const ssize_t n = ::read(control_.wake_fd, &value, sizeof value);
+    if (control_.destroyed()) {
+      ::kill(-child_.pid(), SIGKILL);
+      child_.reap();
+      throw WorkspaceUnavailableError("the local environment was destroyed while the command ran");
+    }
+    if (control_.stop.stop_requested()) {
+      terminate_group(child_, pidfd_);
+      throw WorkspaceCancelledError("the command was cancelled");
+    }
+  }
+
+  [[noreturn]] void throw_timeout() {
+    terminate_group(child_, pidfd_);
+    // After the group was stopped, what is still in the pipes belongs to the
+    // partial output; a descendant outside the group may hold them, so take
+    // only what is there now.
+    out_.drain();
+    err_.drain();
+    throw WorkspaceTimeoutError(
+        "the command timed out after " + std::to_string(control_.timeout->count()) + " s",
+        repair_utf8(out_.data.substr(0, kOutputLimitBytes)),
+        repair_utf8(err_.data.substr(0, kOutputLimitBytes)), *control_.timeout);
+  }
+
+  [[noreturn]] void throw_over_limit() {
+    ::kill(-child_.pid(), SIGKILL);
+    child_.reap();
+    throw WorkspaceOutputLimitError(
+        "output exceeded the limit of " + std::to_string(kOutputLimitBytes) + " bytes per stream",
+        kOutputLimitBytes, head_of(out_.data), head_of(err_.data));
+  }
+
+  ChildGuard& child_;
+  int pidfd_;
+  const ProcessControl& control_;
+  Stream out_;
+  Stream err_;
+  std::optional<Clock::time_point> deadline_;
+  std::optional<Clock::time_point> drain_until_;  // set once the direct child exited
+};
+
+}  // namespace
+
+std::optional<ProcessOutcome> run_process(const ProcessSpec& spec, const ProcessControl& control,
+                                          int* spawn_error) {
+  Pipe out_pipe;
+  Pipe err_pipe;
+  SpawnActions actions;
+  add_file_actions(actions, spec, out_pipe, err_pipe);
+  SpawnAttr attr;
+  set_attributes(attr);
   auto argv = c_strings(spec.argv);
   auto envp = c_strings(spec.env);
   pid_t pid = 0;
@@ -276,88 +393,8 @@ std::optional<ProcessOutcome> run_process(const ProcessSpec& spec, const Process
     [[maybe_unused]] const ssize_t n = ::write(wake_fd, &one, sizeof one);
   });
 
-  Stream out{&out_pipe.read_end, {}, true};
-  Stream err{&err_pipe.read_end, {}, true};
-  std::optional<Clock::time_point> deadline;
-  if (control.timeout) {
-    deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(*control.timeout);
-  }
-  std::optional<Clock::time_point> drain_until;  // set once the direct child exited
-
-  auto over_limit = [&] {
-    ::kill(-pid, SIGKILL);
-    child.reap();
-    return WorkspaceOutputLimitError(
-        "output exceeded the limit of " + std::to_string(kOutputLimitBytes) + " bytes per stream",
-        kOutputLimitBytes, head_of(out.data), head_of(err.data));
-  };
-  // After the group was stopped, what is still in the pipes belongs to the
-  // partial output; a descendant outside the group may hold them, so take
-  // only what is there now.
-  auto final_drain = [&] {
-    out.drain();
-    err.drain();
-  };
-
-  for (;;) {
-    if (drain_until && !out.open && !err.open) break;
-    const auto now = Clock::now();
-    // Once the direct child has exited the command is over; only the drain remains.
-    if (deadline && !drain_until && now >= *deadline) {
-      terminate_group(child, pidfd.get());
-      final_drain();
-      throw WorkspaceTimeoutError(
-          "the command timed out after " + std::to_string(control.timeout->count()) + " s",
-          repair_utf8(out.data.substr(0, kOutputLimitBytes)),
-          repair_utf8(err.data.substr(0, kOutputLimitBytes)), *control.timeout);
-    }
-    if (drain_until && now >= *drain_until) break;
-
-    pollfd fds[4];
-    nfds_t count = 0;
-    int out_index = -1, err_index = -1, pid_index = -1;
-    if (out.open) {
-      out_index = static_cast<int>(count);
-      fds[count++] = pollfd{out.fd->get(), POLLIN, 0};
-    }
-    if (err.open) {
-      err_index = static_cast<int>(count);
-      fds[count++] = pollfd{err.fd->get(), POLLIN, 0};
-    }
-    if (!drain_until) {
-      pid_index = static_cast<int>(count);
-      fds[count++] = pollfd{pidfd.get(), POLLIN, 0};
-    }
-    const int wake_index = static_cast<int>(count);
-    fds[count++] = pollfd{wake_fd, POLLIN, 0};
-
-    const int ready = ::poll(
-        fds, count, poll_timeout_ms(now, drain_until ? std::nullopt : deadline, drain_until));
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      throw_system("poll", errno);
-    }
-    if (out_index >= 0 && fds[out_index].revents != 0 && !out.drain()) throw over_limit();
-    if (err_index >= 0 && fds[err_index].revents != 0 && !err.drain()) throw over_limit();
-    if (fds[wake_index].revents != 0) {
-      std::uint64_t value = 0;
-      [[maybe_unused]] const ssize_t n = ::read(wake_fd, &value, sizeof value);
-      if (control.destroyed()) {
-        ::kill(-pid, SIGKILL);
-        child.reap();
-        throw WorkspaceUnavailableError(
-            "the local environment was destroyed while the command ran");
-      }
-      if (control.stop.stop_requested()) {
-        terminate_group(child, pidfd.get());
-        throw WorkspaceCancelledError("the command was cancelled");
-      }
-    }
-    if (pid_index >= 0 && fds[pid_index].revents != 0) {
-      drain_until = Clock::now() + kDrainGrace;
-    }
-  }
-
+  CommandWatch watch(child, pidfd.get(), control, out_pipe, err_pipe);
+  watch.wait();
   const int status = child.reap();
   ProcessOutcome outcome;
   outcome.group = pid;
@@ -365,8 +402,8 @@ std::optional<ProcessOutcome> run_process(const ProcessSpec& spec, const Process
   // children; destroy() still has to stop them.
   outcome.group_lingers = ::kill(-pid, 0) == 0;
   outcome.result.exit_code = exit_code_of(status);
-  outcome.result.out = repair_utf8(out.data);
-  outcome.result.err = repair_utf8(err.data);
+  outcome.result.out = repair_utf8(watch.out());
+  outcome.result.err = repair_utf8(watch.err());
   return outcome;
 }
 

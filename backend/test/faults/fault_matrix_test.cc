@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "fault_matrix_cells.h"
 #include "fault_support.h"
 #include "lizard/mock/mock_server.h"
 #include "lizard/workspace/errors.h"
@@ -35,148 +36,6 @@ using mock::MockServer;
 using workspace::LizardOptions;
 using workspace::LizardSandboxBackend;
 using workspace::Shell;
-
-enum class Op { kCreate, kAttach, kExec, kExecLong, kRead, kWrite, kStat, kList, kKill };
-enum class Fault {
-  k500,
-  k502,
-  k503,
-  k429,
-  kClose,
-  kCloseAfter,
-  kTruncate,
-  kDelay,
-  kMalformed,
-  kHtml,
-  kHuge
-};
-
-constexpr Op kOps[] = {Op::kCreate, Op::kAttach, Op::kExec, Op::kExecLong, Op::kRead,
-                       Op::kWrite,  Op::kStat,   Op::kList, Op::kKill};
-constexpr Fault kFaults[] = {Fault::k500,       Fault::k502,        Fault::k503,      Fault::k429,
-                             Fault::kClose,     Fault::kCloseAfter, Fault::kTruncate, Fault::kDelay,
-                             Fault::kMalformed, Fault::kHtml,       Fault::kHuge};
-
-const char* op_name(Op op) {
-  switch (op) {
-    case Op::kCreate:
-      return "Create";
-    case Op::kAttach:
-      return "Attach";
-    case Op::kExec:
-      return "Exec";
-    case Op::kExecLong:
-      return "ExecLong";
-    case Op::kRead:
-      return "Read";
-    case Op::kWrite:
-      return "Write";
-    case Op::kStat:
-      return "Stat";
-    case Op::kList:
-      return "List";
-    case Op::kKill:
-      return "Kill";
-  }
-  return "?";
-}
-
-const char* fault_name(Fault fault) {
-  switch (fault) {
-    case Fault::k500:
-      return "Http500";
-    case Fault::k502:
-      return "Http502";
-    case Fault::k503:
-      return "Http503";
-    case Fault::k429:
-      return "Http429RetryAfter";
-    case Fault::kClose:
-      return "CloseBeforeAnswer";
-    case Fault::kCloseAfter:
-      return "CloseAfterHandling";
-    case Fault::kTruncate:
-      return "BodyCutShort";
-    case Fault::kDelay:
-      return "DelayPastDeadline";
-    case Fault::kMalformed:
-      return "MalformedJson";
-    case Fault::kHtml:
-      return "HtmlErrorPage";
-    case Fault::kHuge:
-      return "HugeAnswer";
-  }
-  return "?";
-}
-
-// What the faulted operation must end in.
-enum class Outcome {
-  kOk,                 // returned normally
-  kTransientAdmitted,  // WorkspaceTransientError, may_have_been_admitted() true
-  kTransientRefused,   // WorkspaceTransientError, false (429: retry_after set)
-  kError,              // a plain WorkspaceError (an answer that cannot be decoded)
-};
-
-const char* outcome_name(Outcome o) {
-  switch (o) {
-    case Outcome::kOk:
-      return "ok";
-    case Outcome::kTransientAdmitted:
-      return "transient(admitted)";
-    case Outcome::kTransientRefused:
-      return "transient(not admitted)";
-    case Outcome::kError:
-      return "WorkspaceError";
-  }
-  return "?";
-}
-
-// A 2xx answer that is not what the route answers: the handler did not run.
-bool is_lying_2xx(Fault f) { return f == Fault::kMalformed || f == Fault::kHuge; }
-// The mock ran the handler (its side effects happened) before failing.
-bool handler_ran(Fault f) {
-  return f == Fault::kCloseAfter || f == Fault::kTruncate || f == Fault::kDelay;
-}
-
-// The documented expectation of each cell (docs/reliability.md): the
-// outcomes accepted, the usual one first.
-std::vector<Outcome> expected_outcomes(Op op, Fault f) {
-  using O = Outcome;
-  const bool exec = op == Op::kExec || op == Op::kExecLong;
-  // A 429 refuses the request unread; but the re-attach of a started run
-  // was admitted the first time, so it must not say "not admitted".
-  if (f == Fault::k429) return {op == Op::kExecLong ? O::kTransientAdmitted : O::kTransientRefused};
-  // A run is re-attached by its run id after any admitted failure, so the
-  // caller sees the result; an answer that cannot be decoded is an error.
-  if (exec) return {is_lying_2xx(f) ? O::kError : O::kOk};
-  if (f == Fault::kHuge) {
-    // Routes with a request deadline (400 ms here) give up while 300 MiB
-    // arrive; a raw read (capped at 1 GiB) may finish first. Every other
-    // answer, ignored 2xx bodies included, is buffered up to 64 MiB only:
-    // past it the call is a plain WorkspaceError (D3).
-    if (op == Op::kRead) return {O::kTransientAdmitted, O::kOk};
-    return {O::kTransientAdmitted, O::kError};
-  }
-  if (f == Fault::kMalformed) {
-    // The raw read returns the body it got; write and kill decode nothing.
-    if (op == Op::kRead || op == Op::kWrite || op == Op::kKill) return {O::kOk};
-    return {O::kError};
-  }
-  if ((f == Fault::kClose || f == Fault::kCloseAfter) && op != Op::kCreate && op != Op::kAttach) {
-    // libcurl re-sends a request whose reused keep-alive connection died
-    // before an answer (these routes are idempotent; create and remove are
-    // sent on fresh connections); a fresh connection fails instead.
-    return {O::kOk, O::kTransientAdmitted};
-  }
-  return {O::kTransientAdmitted};
-}
-
-std::string outcome_list(const std::vector<Outcome>& outcomes) {
-  std::string out;
-  for (const Outcome o : outcomes)
-    out += (out.empty() ? "" : " or ") + std::string(outcome_name(o));
-  return out;
-}
 
 // Cells that fail because of a defect in backend/src (registered DISABLED_;
 // the integrator routes the fix). Keyed by the cell name. Empty since D1
@@ -194,99 +53,8 @@ const char* known_defect(const std::string& cell) {
   return nullptr;
 }
 
-constexpr std::size_t kHugeBytes = 300u * 1024 * 1024;
 constexpr auto kRequestTimeout = 400ms;
-constexpr auto kDelay = 1500ms;
 constexpr auto kNoHang = 20s;
-
-FaultRule rule_for(Op op, Fault f) {
-  FaultRule r;
-  r.times = 1;
-  switch (op) {
-    case Op::kCreate:
-      r.method = "POST";
-      r.path_pattern = "/api/sandboxes";
-      break;
-    case Op::kAttach:
-      r.method = "GET";
-      r.path_pattern = "/api/sandboxes/*";
-      break;
-    case Op::kExec:
-    case Op::kExecLong:
-      r.method = "POST";
-      r.path_pattern = "/api/sandboxes/*/exec";
-      break;
-    case Op::kRead:
-      r.method = "GET";
-      r.path_pattern = "/api/sandboxes/*/files";
-      break;
-    case Op::kWrite:
-      r.method = "POST";
-      r.path_pattern = "/api/sandboxes/*/files";
-      break;
-    case Op::kStat:
-      r.method = "GET";
-      r.path_pattern = "/api/sandboxes/*/files/stat";
-      break;
-    case Op::kList:
-      r.method = "GET";
-      r.path_pattern = "/api/sandboxes/*/files/list";
-      break;
-    case Op::kKill:
-      r.method = "DELETE";
-      r.path_pattern = "/api/sandboxes/*";
-      break;
-  }
-  switch (f) {
-    case Fault::k500:
-    case Fault::k502:
-    case Fault::k503:
-      r.action = FaultRule::Action::kRespond;
-      r.status = f == Fault::k500 ? 500 : f == Fault::k502 ? 502 : 503;
-      r.body = R"({"error":"injected server failure","code":"INTERNAL"})";
-      break;
-    case Fault::k429:
-      r.action = FaultRule::Action::kRespond;
-      r.status = 429;
-      r.body = R"({"error":"Rate limit exceeded","code":"RATE_LIMITED","retryAfterS":7})";
-      break;
-    case Fault::kClose:
-      r.action = FaultRule::Action::kClose;
-      break;
-    case Fault::kCloseAfter:
-      r.action = FaultRule::Action::kCloseAfterHandling;
-      break;
-    case Fault::kTruncate:
-      r.action = FaultRule::Action::kTruncate;
-      r.truncate_at = 1;
-      break;
-    case Fault::kDelay:
-      r.action = FaultRule::Action::kDelay;
-      r.delay = kDelay;
-      break;
-    case Fault::kMalformed:
-      r.action = FaultRule::Action::kRespond;
-      r.status = 200;
-      r.body = R"({"sandboxId":"sbx_cut", "stdout": "x)";
-      break;
-    case Fault::kHtml:
-      r.action = FaultRule::Action::kRespond;
-      r.status = 502;
-      r.content_type = "text/html";
-      r.body =
-          "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
-          "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
-          "</body>\r\n</html>\r\n";
-      break;
-    case Fault::kHuge:
-      r.action = FaultRule::Action::kRespond;
-      r.status = 200;
-      r.body.assign(kHugeBytes, ' ');
-      r.body += "{";
-      break;
-  }
-  return r;
-}
 
 // Lines of the run marker file of a sandbox, read on the host.
 std::size_t marker_lines(const MockServer& server, const std::string& sandbox_id) {
@@ -307,34 +75,69 @@ class Cell : public ::testing::Test {
   Cell(Op op, Fault fault) : op_(op), fault_(fault) {}
 
   void TestBody() override {
+    set_up();
+    if (HasFatalFailure()) return;
+    // Settle the baseline once the warm-up connections are pooled.
+    const std::size_t fds_before = open_fds();
+    const long threads_before = threads();
+    server_->clear_journal();
+    add_faults();
+
+    const Attempt attempt = attempt_faulted();
+    check(attempt);
+    if (HasFatalFailure()) return;
+    // The mock may still be handling a delayed request: let it finish so that
+    // what follows sees its side effects.
+    if (fault_ == Fault::kDelay) {
+      ASSERT_TRUE(eventually([&] { return count_route() >= (op_ == Op::kExecLong ? 2u : 1u); }));
+    }
+    server_->clear_faults();
+
+    follow_up(*backend_, sandbox_id_);
+
+    // No leak: sandboxes hold fds in the mock; only the client's must be back.
+    backend_.reset();
+    server_->reset();
+    EXPECT_TRUE(eventually([&] { return open_fds() <= fds_before + 2; }, 5s))
+        << "fds before " << fds_before << ", after " << open_fds();
+    EXPECT_TRUE(eventually([&] { return threads() <= threads_before + 1; }, 5s))
+        << "threads before " << threads_before << ", after " << threads();
+  }
+
+ private:
+  // What the faulted operation did.
+  struct Attempt {
+    std::optional<Outcome> got;
+    std::string message;
+    std::optional<std::chrono::seconds> retry_after;
+    std::string read_back;
+  };
+
+  // The mock, and a backend ready for the operation (for an attach, one
+  // built from the ref of a sandbox made first).
+  void set_up() {
     MockOptions mo;
     // The long-command path: the server's per-request limit cuts the first
     // exec, the client re-sends it (re-attach), and the fault hits that.
     if (op_ == Op::kExecLong) mo.exec_limit = 400ms;
     server_ = std::make_unique<MockServer>(mo);
-    const std::string key = server_->api_key();
-
     // One answered request first: the mock starts its worker pool lazily.
     workspace::LizardSandbox(options()).destroy({"lizard", "sbx_warm_up"});
-    std::unique_ptr<LizardSandboxBackend> backend =
-        std::make_unique<LizardSandboxBackend>(options());
-    std::string sandbox_id;
+    backend_ = std::make_unique<LizardSandboxBackend>(options());
     if (op_ == Op::kAttach) {
       LizardSandboxBackend setup(options());
       ASSERT_EQ(setup.run(Shell{"true"}).exit_code, 0);
-      sandbox_id = setup.ref()->id;
+      sandbox_id_ = setup.ref()->id;
       auto o = options();
       o.ref = setup.ref();
-      backend = std::make_unique<LizardSandboxBackend>(o);
+      backend_ = std::make_unique<LizardSandboxBackend>(o);
     } else if (op_ != Op::kCreate) {
-      backend->write_bytes("/workspace/data.txt", "hello");
-      sandbox_id = backend->ref()->id;
+      backend_->write_bytes("/workspace/data.txt", "hello");
+      sandbox_id_ = backend_->ref()->id;
     }
-    // Settle the baseline once the warm-up connections are pooled.
-    const std::size_t fds_before = open_fds();
-    const long threads_before = threads();
-    server_->clear_journal();
+  }
 
+  void add_faults() {
     if (op_ == Op::kExecLong) {
       // Rule 1 lets the first exec through (it is cut by the limit); rule 2 is the fault.
       FaultRule pass;
@@ -346,73 +149,60 @@ class Cell : public ::testing::Test {
       server_->add_fault(pass);
     }
     server_->add_fault(rule_for(op_, fault_));
+  }
 
-    // --- the faulted operation -------------------------------------------------
-    std::optional<Outcome> got;
-    std::string message;
-    std::optional<std::chrono::seconds> retry_after;
-    std::string read_back;
+  Attempt attempt_faulted() {
+    Attempt attempt;
     const auto start = std::chrono::steady_clock::now();
     try {
-      perform(*backend, read_back);
-      got = Outcome::kOk;
+      perform(*backend_, attempt.read_back);
+      attempt.got = Outcome::kOk;
     } catch (const workspace::WorkspaceTransientError& e) {
-      got = e.may_have_been_admitted() ? Outcome::kTransientAdmitted : Outcome::kTransientRefused;
-      message = e.what();
-      retry_after = e.retry_after();
+      attempt.got =
+          e.may_have_been_admitted() ? Outcome::kTransientAdmitted : Outcome::kTransientRefused;
+      attempt.message = e.what();
+      attempt.retry_after = e.retry_after();
     } catch (const workspace::WorkspaceUnavailableError& e) {
-      message = std::string("unavailable: ") + e.what();
+      attempt.message = std::string("unavailable: ") + e.what();
     } catch (const workspace::WorkspaceError& e) {
-      got = Outcome::kError;
-      message = e.what();
+      attempt.got = Outcome::kError;
+      attempt.message = e.what();
     } catch (const std::exception& e) {
-      message = std::string("untyped: ") + e.what();
+      attempt.message = std::string("untyped: ") + e.what();
     }
-    const auto took = std::chrono::steady_clock::now() - start;
-    EXPECT_LT(took, kNoHang) << "the operation hung";
+    EXPECT_LT(std::chrono::steady_clock::now() - start, kNoHang) << "the operation hung";
+    return attempt;
+  }
 
+  // The outcome is one the cell allows, and its error is typed, bounded and
+  // free of the key.
+  void check(const Attempt& attempt) {
     const std::vector<Outcome> want = expected_outcomes(op_, fault_);
-    ASSERT_TRUE(got.has_value()) << "expected " << outcome_list(want) << ", got " << message;
-    EXPECT_NE(std::find(want.begin(), want.end(), *got), want.end())
-        << "expected " << outcome_list(want) << ", got " << outcome_name(*got) << ": " << message;
-    got_ = *got;
+    const std::string& message = attempt.message;
+    ASSERT_TRUE(attempt.got.has_value())
+        << "expected " << outcome_list(want) << ", got " << message;
+    const Outcome got = *attempt.got;
+    EXPECT_NE(std::find(want.begin(), want.end(), got), want.end())
+        << "expected " << outcome_list(want) << ", got " << outcome_name(got) << ": " << message;
+    got_ = got;
     if (got != Outcome::kOk) {
       EXPECT_FALSE(message.empty());
-      EXPECT_EQ(message.find(key), std::string::npos) << "the key leaked into: " << message;
+      EXPECT_EQ(message.find(server_->api_key()), std::string::npos)
+          << "the key leaked into: " << message;
       EXPECT_LT(message.size(), 4096u) << "an error message carries a whole answer";
     }
     if (fault_ == Fault::k429) {
-      ASSERT_TRUE(retry_after.has_value()) << message;
-      EXPECT_EQ(retry_after->count(), 7);
+      ASSERT_TRUE(attempt.retry_after.has_value()) << message;
+      EXPECT_EQ(attempt.retry_after->count(), 7);
     }
     if (got == Outcome::kOk && (op_ == Op::kExec || op_ == Op::kExecLong)) {
-      EXPECT_EQ(read_back, "ok\n");
+      EXPECT_EQ(attempt.read_back, "ok\n");
     }
     if (got == Outcome::kOk && op_ == Op::kRead) {
-      EXPECT_EQ(read_back, is_lying_2xx(fault_) ? rule_for(op_, fault_).body : "hello");
+      EXPECT_EQ(attempt.read_back, is_lying_2xx(fault_) ? rule_for(op_, fault_).body : "hello");
     }
-
-    // The mock may still be handling a delayed request: let it finish so that
-    // what follows sees its side effects.
-    if (fault_ == Fault::kDelay) {
-      ASSERT_TRUE(eventually([&] { return count_route() >= (op_ == Op::kExecLong ? 2u : 1u); }));
-    }
-    server_->clear_faults();
-
-    // --- the next operation ------------------------------------------------------
-    follow_up(*backend, sandbox_id);
-
-    // --- no leak -------------------------------------------------------------------
-    // Sandboxes hold fds in the mock; only the client's must be back.
-    backend.reset();
-    server_->reset();
-    EXPECT_TRUE(eventually([&] { return open_fds() <= fds_before + 2; }, 5s))
-        << "fds before " << fds_before << ", after " << open_fds();
-    EXPECT_TRUE(eventually([&] { return threads() <= threads_before + 1; }, 5s))
-        << "threads before " << threads_before << ", after " << threads();
   }
 
- private:
   LizardOptions options() const {
     LizardOptions o;
     o.api_key = server_->api_key();
@@ -560,6 +350,8 @@ class Cell : public ::testing::Test {
   Fault fault_;
   Outcome got_ = Outcome::kOk;
   std::unique_ptr<MockServer> server_;
+  std::unique_ptr<LizardSandboxBackend> backend_;
+  std::string sandbox_id_;
 };
 
 // Registers one test per cell before main runs.

@@ -1,6 +1,7 @@
-// lizard::api: the error table case by case, the codecs, and the transport
-// against a tiny in-test httplib server (keep-alive, deadline, cancellation).
-#include <curl/curl.h>
+// lizard::api over sockets: the codecs, the libcurl transport against a tiny
+// in-test httplib server (keep-alive, deadline, cancellation, large reads),
+// and the client against the embedded mock. The socket-free tests are in
+// client_errors_test.cc and client_requests_test.cc.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -12,7 +13,6 @@
 
 #include "lizard/api/client.h"
 #include "lizard/api/codec.h"
-#include "lizard/api/errors.h"
 #include "lizard/mock/mock_server.h"
 
 namespace lizard::api {
@@ -20,127 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 constexpr const char* kSecret = "liz_secret_key_123";
-
-TransportOutcome http(long status, std::string body,
-                      std::map<std::string, std::string> headers = {}) {
-  TransportOutcome o;
-  o.status = status;
-  o.body = std::move(body);
-  o.headers = std::move(headers);
-  o.request_sent = true;
-  return o;
-}
-
-TransportOutcome curl_failure(CURLcode code, bool sent) {
-  TransportOutcome o;
-  o.curl_code = code;
-  o.request_sent = sent;
-  return o;
-}
-
-template <typename E>
-E catch_as(const TransportOutcome& outcome) {
-  try {
-    throw_transport_error(outcome, "POST /api/x", kSecret);
-  } catch (const E& e) {
-    return e;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong type: " << e.what();
-  }
-  throw std::logic_error("unreachable");
-}
-
-TEST(ErrorTableTest, AuthenticationFor401And403) {
-  for (long status : {401L, 403L}) {
-    const auto e = catch_as<workspace::WorkspaceAuthenticationError>(
-        http(status, R"({"error":"Invalid or missing API key"})"));
-    EXPECT_NE(std::string(e.what()).find("Invalid or missing API key"), std::string::npos);
-  }
-  const auto scoped = catch_as<workspace::WorkspaceAuthenticationError>(
-      http(403, R"({"error":"ACCOUNT_SCOPE_REQUIRED","message":"Needs an account key"})"));
-  EXPECT_NE(std::string(scoped.what()).find("Needs an account key"), std::string::npos);
-}
-
-TEST(ErrorTableTest, PaymentNotFoundConflictCarryCodeAndMessage) {
-  const auto paid = catch_as<PaymentRequiredError>(http(402, R"({"error":"Payment required"})"));
-  EXPECT_EQ(paid.status(), 402);
-  const auto missing = catch_as<NotFoundError>(
-      http(404, R"({"error":"Sandbox not found","code":"SANDBOX_NOT_FOUND"})"));
-  EXPECT_EQ(missing.code(), "SANDBOX_NOT_FOUND");
-  EXPECT_EQ(missing.api_message(), "Sandbox not found");
-  const auto conflict =
-      catch_as<ConflictError>(http(409, R"({"error":"VOLUME_IN_USE","message":"busy"})"));
-  EXPECT_EQ(conflict.code(), "VOLUME_IN_USE");
-  EXPECT_EQ(conflict.api_message(), "busy");
-  const auto bad = catch_as<ApiError>(http(400, R"({"error":"Is a directory","code":"EISDIR"})"));
-  EXPECT_EQ(bad.status(), 400);
-  EXPECT_EQ(bad.code(), "EISDIR");
-}
-
-TEST(ErrorTableTest, TimeoutsRateLimitsAndServerErrorsAreTransient) {
-  const auto t408 = catch_as<workspace::WorkspaceTransientError>(http(408, "{}"));
-  EXPECT_FALSE(t408.may_have_been_admitted());
-  const auto t504 = catch_as<workspace::WorkspaceTransientError>(http(504, "gateway"));
-  EXPECT_TRUE(t504.may_have_been_admitted());
-  EXPECT_EQ(t504.http_status(), 504);
-  const auto body_retry =
-      catch_as<workspace::WorkspaceTransientError>(http(429, R"({"error":"x","retryAfterS":12})"));
-  EXPECT_FALSE(body_retry.may_have_been_admitted());
-  EXPECT_EQ(body_retry.retry_after(), 12s);
-  const auto header_retry = catch_as<workspace::WorkspaceTransientError>(
-      http(429, R"({"error":"x"})", {{"retry-after", "30"}}));
-  EXPECT_EQ(header_retry.retry_after(), 30s);
-  for (long status : {500L, 502L, 503L}) {
-    const auto e = catch_as<workspace::WorkspaceTransientError>(http(status, "oops"));
-    EXPECT_EQ(e.http_status(), status);
-  }
-}
-
-TEST(ErrorTableTest, NotImplementedIsNotSupportedByThisPlatform) {
-  const auto e =
-      catch_as<workspace::WorkspaceNotSupportedError>(http(501, R"({"error":"Not implemented"})"));
-  EXPECT_NE(std::string(e.what()).find("not supported by this platform"), std::string::npos);
-}
-
-TEST(ErrorTableTest, CurlFailuresTellWhetherTheRequestWentOut) {
-  for (const CURLcode code : {CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST}) {
-    EXPECT_FALSE(catch_as<workspace::WorkspaceTransientError>(curl_failure(code, false))
-                     .may_have_been_admitted());
-  }
-  for (const CURLcode code : {CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING,
-                              CURLE_PARTIAL_FILE, CURLE_OPERATION_TIMEDOUT}) {
-    EXPECT_TRUE(catch_as<workspace::WorkspaceTransientError>(curl_failure(code, true))
-                    .may_have_been_admitted())
-        << code;
-  }
-  EXPECT_FALSE(
-      catch_as<workspace::WorkspaceTransientError>(curl_failure(CURLE_OPERATION_TIMEDOUT, false))
-          .may_have_been_admitted());
-  catch_as<workspace::WorkspaceCancelledError>(curl_failure(CURLE_ABORTED_BY_CALLBACK, true));
-  catch_as<workspace::WorkspaceError>(curl_failure(CURLE_URL_MALFORMAT, false));
-}
-
-TEST(ErrorTableTest, TheKeyIsRedactedFromEveryMessage) {
-  const std::string echo = std::string(R"({"error":"bad key )") + kSecret + R"("})";
-  for (long status : {400L, 401L, 404L, 429L, 500L, 501L}) {
-    try {
-      throw_transport_error(http(status, echo), "GET /x", kSecret);
-    } catch (const std::exception& e) {
-      EXPECT_EQ(std::string(e.what()).find(kSecret), std::string::npos) << e.what();
-    }
-  }
-  EXPECT_EQ(redact("X-API-Key: abc\nAuthorization: Bearer zzz", ""),
-            "X-API-Key: [REDACTED]\nAuthorization: [REDACTED]");
-}
-
-TEST(ErrorBodyTest, CodeAndSentenceFollowTheSdkRules) {
-  EXPECT_EQ(parse_error_body(R"({"error":"Nope","code":"X_Y"})").code, "X_Y");
-  EXPECT_EQ(parse_error_body(R"({"error":"ACCOUNT_SCOPE_REQUIRED","message":"m"})").code,
-            "ACCOUNT_SCOPE_REQUIRED");
-  EXPECT_EQ(parse_error_body(R"({"error":"ACCOUNT_SCOPE_REQUIRED","message":"m"})").message, "m");
-  EXPECT_EQ(parse_error_body(R"({"error":"Plain sentence"})").code, "");
-  EXPECT_EQ(parse_error_body("not json").message, "not json");
-}
 
 TEST(Base64Test, RoundTripsEveryLengthAndRejectsGarbage) {
   std::string bytes;

@@ -1,7 +1,10 @@
 // LocalWorkspaceBackend's files: the fs.* and path.* rules of the contract.
+#include <fcntl.h>
 #include <gmock/gmock.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -153,15 +156,76 @@ TEST_F(Files, KindMismatchesHaveTheirPosixErrors) {
   EXPECT_EQ(backend_->read_bytes(at("file")), "x");
 }
 
+// The unprivileged user and group a root test process drops to ("nobody").
+constexpr uid_t kUnprivilegedId = 65534;
+
+// Runs `checks` in a forked child that, when the tests run as root, first
+// drops to kUnprivilegedId (no supplementary groups, then setresgid and
+// setresuid, so it cannot regain root): permission bits are not enforced
+// for root. `checks` returns what went wrong, or "" when nothing did; the
+// result is that text, or why the child could not report it.
+std::string in_unprivileged_child(const std::function<std::string()>& checks) {
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return "pipe2 failed";
+  const pid_t pid = ::fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    ::close(report[0]);
+    std::string text;
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 ||
+                             ::setresgid(kUnprivilegedId, kUnprivilegedId, kUnprivilegedId) != 0 ||
+                             ::setresuid(kUnprivilegedId, kUnprivilegedId, kUnprivilegedId) != 0)) {
+      text = "could not drop privileges";
+    } else {
+      try {
+        text = checks();
+      } catch (const std::exception& e) {
+        text = std::string("unexpected exception: ") + e.what();
+      }
+    }
+    const ssize_t written = ::write(report[1], text.data(), text.size());
+    ::_exit(written == static_cast<ssize_t>(text.size()) ? 0 : 1);
+  }
+  ::close(report[1]);
+  std::string text;
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((n = ::read(report[0], buffer, sizeof buffer)) > 0) text.append(buffer, n);
+  ::close(report[0]);
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return "the unprivileged child did not finish its report: " + text;
+  }
+  return text;
+}
+
+// Runs as root too: the denied operations run in a child without privileges.
 TEST_F(Files, PermissionDenied) {
-  if (::geteuid() == 0) GTEST_SKIP() << "running as root: permission bits are not enforced";
   backend_->write_bytes(at("locked"), "secret");
+  backend_->write_bytes(at("open"), "public");
   ASSERT_EQ(::chmod(at("locked").c_str(), 0), 0);
-  EXPECT_EQ(path_error_of([&] { backend_->read_bytes(at("locked")); }),
-            errc(std::errc::permission_denied));
-  EXPECT_EQ(path_error_of([&] { backend_->write_bytes(at("locked"), "x"); }),
-            errc(std::errc::permission_denied));
+  ASSERT_EQ(::chmod(at("open").c_str(), 0666), 0);
+  ASSERT_EQ(::chmod(root_.c_str(), 0755), 0);  // mkdtemp's 0700 would deny everything
+  const std::string failure = in_unprivileged_child([&]() -> std::string {
+    if (::geteuid() == 0 || ::getegid() == 0) return "still privileged";
+    // The controls: the directory is reachable and other files work, so a
+    // denial below is the file's own mode.
+    if (backend_->read_bytes(at("open")) != "public") return "cannot read the open file";
+    backend_->write_bytes(at("open"), "changed");
+    if (path_error_of([&] { backend_->read_bytes(at("locked")); }) !=
+        errc(std::errc::permission_denied)) {
+      return "reading a mode-0 file was not permission_denied";
+    }
+    if (path_error_of([&] { backend_->write_bytes(at("locked"), "x"); }) !=
+        errc(std::errc::permission_denied)) {
+      return "writing a mode-0 file was not permission_denied";
+    }
+    return "";
+  });
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(backend_->read_bytes(at("open")), "changed") << "the child's control write landed";
   ::chmod(at("locked").c_str(), 0600);
+  EXPECT_EQ(backend_->read_bytes(at("locked")), "secret") << "the denied write changed nothing";
 }
 
 TEST_F(Files, FifoReadAndWriteFailInsteadOfHanging) {

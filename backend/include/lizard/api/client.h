@@ -1,17 +1,24 @@
 // lizard::api::Client: the C++ client of the Lizard sandbox HTTP API
-// (libcurl + RapidJSON). See docs/backend.md and the wire contract in the spec.
+// (RapidJSON over an injectable HTTP transport; libcurl by default). See
+// docs/backend.md.
 //
 //   auto client = lizard::api::Client(lizard::api::ClientOptions::from_environment());
 //   auto project = client.resolve_project("my-project");
 //   auto info = client.create_sandbox({.template_name = "base", .project_id = project});
 //   auto result = client.exec(info.sandbox_id, {.cmd = std::vector<std::string>{"uname", "-a"}});
 //
-// Transport: a pool of curl easy handles sharing one connection cache and DNS
-// cache (CURLSH), so requests reuse keep-alive connections. Every call takes a
-// CallOptions with its own deadline and a std::stop_token checked by curl's
-// progress callback. Failures are raised through throw_transport_error (see
-// errors.h); the API key travels only in the X-API-Key header and is redacted
-// from every message and log line.
+// Transport: ClientOptions::transport (transport.h), make_curl_transport()
+// when none is given: a pool of curl easy handles sharing one connection
+// cache, so requests reuse keep-alive connections. Every call takes a
+// CallOptions with its own deadline and a std::stop_token. The transport
+// hands back answers as values; failures and non-2xx answers are raised
+// through throw_transport_error (errors.h), the one mapping. The API key
+// travels only in the X-API-Key header and is redacted from every message
+// and log line.
+//
+// The endpoints live in one file per group (backend/src/api/: projects.cc,
+// sandboxes.cc, processes.cc, files.cc, volumes.cc); the JSON on the wire in
+// wire_codec.cc.
 //
 // Thread safety: a Client may be used from many threads at once.
 #pragma once
@@ -29,6 +36,7 @@
 #include <vector>
 
 #include "lizard/api/errors.h"
+#include "lizard/api/transport.h"
 
 namespace lizard::api {
 
@@ -40,18 +48,15 @@ struct ClientOptions {
   std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
   // One line per request (method, path, status, milliseconds); never headers or bodies.
   std::function<void(std::string_view)> log;
+  // What carries the requests; nullptr: make_curl_transport(). Tests hand in
+  // a scripted one (no socket).
+  std::shared_ptr<HttpTransport> transport;
 
   // Reads LIZARD_API_KEY, LIZARD_PROJECT_ID and LIZARD_API_URL; unset stay default.
   static ClientOptions from_environment();
 };
 
-// The largest answer body the client buffers, per exchange. JSON answers are
-// small (an exec answer is at most about 1 MiB: two 512 KiB streams), so a
-// larger one is a broken or hostile server, not data.
-inline constexpr std::uint64_t kMaxJsonAnswerBytes = 64u * 1024 * 1024;
-// Raw file reads (read_file) return the whole file in memory; larger files
-// are refused rather than exhausting it.
-inline constexpr std::uint64_t kMaxFileReadBytes = 1024u * 1024 * 1024;
+// kMaxJsonAnswerBytes and kMaxFileReadBytes: transport.h.
 
 struct CallOptions {
   // 0: ClientOptions::request_timeout.
@@ -261,13 +266,27 @@ class Client {
       const std::vector<std::pair<std::string, std::string>>& parameters);
 
  private:
-  // request() + throw_transport_error for a non-2xx status.
-  Response checked(std::string_view method, std::string_view path, std::string_view query,
-                   std::string_view body, const CallOptions& call, std::string_view accept = {});
+  // One exchange as the endpoints describe it.
+  struct Exchange {
+    std::string_view method;
+    std::string path;        // starts with "/"
+    std::string query = {};  // already encoded
+    std::string_view body = {};
+    std::string_view accept = "application/json";
+    // For a streaming answer (HttpRequest::on_answer_chunk).
+    std::function<void(std::string_view)> on_answer_chunk = {};
+  };
+
+  // One exchange through the transport, logged. A transport failure throws
+  // (throw_transport_error); so does a non-2xx answer when `require_2xx`.
+  TransportOutcome send(const Exchange& exchange, const CallOptions& call, bool require_2xx);
+  // send() with require_2xx; the answer as a value.
+  Response checked(const Exchange& exchange, const CallOptions& call);
+  // "METHOD /path": how messages name an exchange.
+  static std::string operation(const Exchange& exchange);
 
   ClientOptions options_;
-  class Transport;
-  std::unique_ptr<Transport> transport_;
+  std::shared_ptr<HttpTransport> transport_;
 };
 
 }  // namespace lizard::api

@@ -1,5 +1,5 @@
 // Errors of the Lizard API client and the ONE function that maps a transport
-// outcome (curl code, HTTP status, error body) to them.
+// outcome (transport failure, HTTP status, error body) to them.
 //
 // The client raises the workspace contract's exception types where the
 // contract has one (authentication, transient, not supported, cancelled) and
@@ -7,11 +7,10 @@
 // Thread-safe (pure functions, immutable values).
 #pragma once
 
-#include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 
+#include "lizard/api/transport.h"
 #include "lizard/workspace/errors.h"
 
 namespace lizard::api {
@@ -58,22 +57,6 @@ class PaymentRequiredError : public ApiError {
   using ApiError::ApiError;
 };
 
-// Everything known about one failed (or non-2xx) exchange.
-struct TransportOutcome {
-  // A CURLcode as int; 0 (CURLE_OK) when an HTTP answer arrived.
-  int curl_code = 0;
-  // The curl error text (CURLOPT_ERRORBUFFER), when curl_code != 0.
-  std::string curl_message;
-  // True when any byte of the request went out: the server may have acted on it.
-  bool request_sent = false;
-  long status = 0;
-  std::map<std::string, std::string> headers;  // names lower-case
-  std::string body;
-  // Non-zero when the client stopped the transfer because the answer passed
-  // this many bytes (curl_code is then CURLE_WRITE_ERROR).
-  std::uint64_t answer_limit = 0;
-};
-
 // The error body fields, decoded leniently (a non-JSON body gives the raw text
 // as the message).
 struct ErrorBody {
@@ -87,12 +70,13 @@ ErrorBody parse_error_body(std::string_view body);
 std::string redact(std::string_view text, std::string_view secret);
 
 // The mapping table. `what` names the operation ("POST /api/sandboxes");
-// `secret` is redacted from every message. Never returns.
-//   answer over answer_limit (write error)   workspace::WorkspaceError
-//   curl aborted by the stop token           WorkspaceCancelledError
-//   curl could not resolve/connect           WorkspaceTransientError(admitted=false)
-//   curl send/recv failure, timeout, EOF     WorkspaceTransientError(admitted=request_sent)
-//   other curl failures                      workspace::WorkspaceError
+// `secret` is redacted from every message. Never returns (a 2xx answer that
+// reaches it is an ApiError: a caller's mistake, still a WorkspaceError).
+//   kAnswerTooLarge                          workspace::WorkspaceError
+//   kCancelled                               WorkspaceCancelledError
+//   kCouldNotConnect                         WorkspaceTransientError(admitted=false)
+//   kTimedOut, kConnectionFailed             WorkspaceTransientError(admitted=request_sent)
+//   kOther                                   workspace::WorkspaceError
 //   401, 403                                 WorkspaceAuthenticationError
 //   402                                      PaymentRequiredError
 //   404                                      NotFoundError
