@@ -61,7 +61,7 @@ class EndlessAnswer {
 };
 
 // D3 (fixed): the transport appended every body byte to a std::string
-// (on_body in backend/src/api/client.cc) with no cap, so a JSON route
+// (on_body, now in backend/src/api/curl_transport.cc) with no cap, so a JSON route
 // buffered a 1 GiB answer whole before failing to parse it.
 TEST(ClientLimits, JsonAnswerIsNotBufferedWithoutBound) {
   constexpr std::size_t kTotal = 1024u * 1024 * 1024;
@@ -242,7 +242,7 @@ TEST_F(BoundedRetries, APersistent429OnCreateSendsOneCreatePerOperation) {
 }
 
 // D4 (fixed): run() gave every exec request the deadline kExecTimeoutMs +
-// 60 s (660 s, backend/src/lizard/lizard_sandbox_backend.cc, Impl::run)
+// 60 s (660 s, backend/src/lizard/run_attempts.h, kUntimedExecWait)
 // whatever RunOptions::timeout said, so a server that stops answering held a
 // run with a 1 s timeout for 11 minutes.
 TEST_F(BoundedRetries, ARunWithATimeoutDoesNotWaitForAHungServer) {
@@ -269,7 +269,7 @@ TEST_F(BoundedRetries, ARunWithATimeoutDoesNotWaitForAHungServer) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 8s);
 }
 
-// D5 (fixed): decode_file (backend/src/api/client.cc) cast JSON doubles to
+// D5 (fixed): decode_file (now backend/src/api/wire_codec.cc) cast JSON doubles to
 // uint64/uint32/int64 unchecked: a negative or huge "size" was undefined
 // behaviour (UBSan: float-cast-overflow) and a garbage size in release.
 TEST_F(BoundedRetries, ANegativeFileSizeIsRejectedAsMalformed) {
