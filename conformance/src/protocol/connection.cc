@@ -228,8 +228,6 @@ void Connection::read_stdout() {
     }
   }
   if (stopping_) return;
-  // Let the stderr reader catch the adapter's last words first.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::size_t in_flight = 0;
   std::string methods;
   {
@@ -292,6 +290,11 @@ void Connection::read_stderr() {
     }
   }
   if (!partial.empty() && !discarding) keep(std::move(partial));
+  {
+    std::lock_guard<std::mutex> lock(stderr_mutex_);
+    stderr_eof_ = true;
+  }
+  stderr_cv_.notify_all();
 }
 
 void Connection::monitor() {
@@ -350,7 +353,14 @@ void Connection::handle_line(std::string line) {
   const std::string excerpt = one_line(std::string_view(line).substr(0, 120), 120);
   auto message = std::make_shared<Message>();
   message->text = std::move(line);
-  message->doc.ParseInsitu<rapidjson::kParseValidateEncodingFlag>(message->text.data());
+  // Validating the encoding of every string would put the long base64
+  // strings on RapidJSON's slow path; Text values are checked where they are
+  // read, and --check-protocol checks the whole line.
+  if (schemas_ != nullptr) {
+    message->doc.ParseInsitu<rapidjson::kParseValidateEncodingFlag>(message->text.data());
+  } else {
+    message->doc.ParseInsitu(message->text.data());
+  }
   const rapidjson::Document& d = message->doc;
   if (d.HasParseError()) {
     fault(std::string("wrote a line that is not JSON (") +
@@ -588,15 +598,32 @@ Reply Connection::call(std::string_view method, const std::function<void(Writer&
 }
 
 std::string Connection::fault(const std::string& what, bool fatal) {
+  if (!fatal) {
+    const std::string message = description_ + " " + what + stderr_tail();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (fault_.empty()) fault_ = message;
+    return message;
+  }
+  // One fatal fault tells: the others (the readers see the kill that follows
+  // it as an exit) find the connection broken and keep its reason.
+  std::lock_guard<std::mutex> serial(fatal_mutex_);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (broken_ && !fault_.empty()) return fault_;
+  }
+  // Killed first, so that its stderr ends and the message can quote the
+  // adapter's last words (it often writes them just before it breaks).
+  signal_group(SIGKILL);
+  {
+    std::unique_lock<std::mutex> lock(stderr_mutex_);
+    stderr_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stderr_eof_; });
+  }
   const std::string message = description_ + " " + what + stderr_tail();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (fault_.empty()) fault_ = message;
   }
-  if (fatal) {
-    fail_all(message);
-    signal_group(SIGKILL);
-  }
+  fail_all(message);
   return message;
 }
 

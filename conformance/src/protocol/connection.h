@@ -133,6 +133,8 @@ class Connection {
   std::atomic<std::chrono::steady_clock::rep> write_started_{0};
 
   mutable std::mutex stderr_mutex_;
+  std::condition_variable stderr_cv_;
+  bool stderr_eof_ = false;
   std::deque<std::string> stderr_lines_;
   std::size_t stderr_bytes_ = 0;
   std::deque<std::string> stderr_tail_;
@@ -142,6 +144,7 @@ class Connection {
   std::thread waiter_;
   std::thread monitor_;
   std::mutex shutdown_mutex_;
+  std::mutex fatal_mutex_;  // one fatal fault at a time
 };
 
 }  // namespace lizard::conformance::protocol

@@ -123,8 +123,16 @@ class Server {
 
   void handle(std::string line) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) return;
-    auto doc = std::make_shared<rapidjson::Document>();
-    doc->Parse<rapidjson::kParseValidateEncodingFlag>(line.c_str(), line.size());
+    // Parsed in place: the document points into the line, which it keeps.
+    struct Parsed {
+      std::string text;
+      rapidjson::Document doc;
+    };
+    auto parsed = std::make_shared<Parsed>();
+    parsed->text = std::move(line);
+    // Text values are checked for UTF-8 where they are read (read_text).
+    parsed->doc.ParseInsitu(parsed->text.data());
+    std::shared_ptr<const rapidjson::Document> doc(parsed, &parsed->doc);
     if (doc->HasParseError() || !doc->IsObject()) {
       respond_error("null", protocol::kParseError, "not a JSON object");
       return;

@@ -111,59 +111,64 @@ std::optional<std::string> bytes_member(const rapidjson::Value& object, const ch
 }  // namespace
 
 std::string base64_encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::string out((bytes.size() + 2) / 3 * 4, '=');
+  const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
+  char* o = out.data();
   std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                       (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                       static_cast<unsigned char>(bytes[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
+  for (; i + 3 <= bytes.size(); i += 3, o += 4) {
+    const unsigned v = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
+    o[0] = kAlphabet[v >> 18];
+    o[1] = kAlphabet[(v >> 12) & 63];
+    o[2] = kAlphabet[(v >> 6) & 63];
+    o[3] = kAlphabet[v & 63];
   }
-  const std::size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
-    if (rest == 2) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
+  if (const std::size_t rest = bytes.size() - i; rest > 0) {
+    const unsigned v = (in[i] << 16) | (rest == 2 ? in[i + 1] << 8 : 0);
+    o[0] = kAlphabet[v >> 18];
+    o[1] = kAlphabet[(v >> 12) & 63];
+    if (rest == 2) o[2] = kAlphabet[(v >> 6) & 63];
   }
   return out;
 }
 
+namespace {
+
+// -1 for a byte outside the alphabet.
+constexpr std::array<signed char, 256> kDecode = [] {
+  std::array<signed char, 256> t{};
+  for (auto& v : t) v = -1;
+  for (int i = 0; i < 64; ++i)
+    t[static_cast<unsigned char>(kAlphabet[i])] = static_cast<signed char>(i);
+  return t;
+}();
+
+}  // namespace
+
 std::optional<std::string> base64_decode(std::string_view text) {
-  static const auto table = [] {
-    std::array<signed char, 256> t{};
-    t.fill(-1);
-    for (int i = 0; i < 64; ++i)
-      t[static_cast<unsigned char>(kAlphabet[i])] = static_cast<signed char>(i);
-    return t;
-  }();
   if (text.size() % 4 != 0) return std::nullopt;
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = text[i + k];
-      if (c == '=' && i + 4 == text.size() && k >= 2) {
-        v[k] = 0;
-        ++pad;
-        continue;
-      }
-      if (pad > 0) return std::nullopt;  // data after padding
-      v[k] = table[static_cast<unsigned char>(c)];
-      if (v[k] < 0) return std::nullopt;
-    }
-    const unsigned n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out += static_cast<char>((n >> 16) & 0xFF);
-    if (pad < 2) out += static_cast<char>((n >> 8) & 0xFF);
-    if (pad < 1) out += static_cast<char>(n & 0xFF);
+  std::size_t pad = 0;
+  if (!text.empty() && text.back() == '=') pad = text[text.size() - 2] == '=' ? 2 : 1;
+  std::string out(text.size() / 4 * 3 - pad, '\0');
+  const auto* in = reinterpret_cast<const unsigned char*>(text.data());
+  char* o = out.data();
+  const std::size_t full = text.size() - (pad ? 4 : 0);  // the blocks without padding
+  for (std::size_t i = 0; i < full; i += 4, o += 3) {
+    const int a = kDecode[in[i]], b = kDecode[in[i + 1]], c = kDecode[in[i + 2]],
+              d = kDecode[in[i + 3]];
+    if ((a | b | c | d) < 0) return std::nullopt;
+    const unsigned v = (a << 18) | (b << 12) | (c << 6) | d;
+    o[0] = static_cast<char>(v >> 16);
+    o[1] = static_cast<char>((v >> 8) & 0xFF);
+    o[2] = static_cast<char>(v & 0xFF);
+  }
+  if (pad) {
+    const std::size_t i = full;
+    const int a = kDecode[in[i]], b = kDecode[in[i + 1]];
+    const int c = pad == 1 ? kDecode[in[i + 2]] : 0;
+    if ((a | b | c) < 0) return std::nullopt;
+    const unsigned v = (a << 18) | (b << 12) | (c << 6);
+    o[0] = static_cast<char>(v >> 16);
+    if (pad == 1) o[1] = static_cast<char>((v >> 8) & 0xFF);
   }
   return out;
 }
@@ -179,10 +184,20 @@ void write_text(Writer& w, std::string_view text) {
   w.EndObject();
 }
 
-void write_bytes(Writer& w, std::string_view bytes) { write_string(w, base64_encode(bytes)); }
+void write_bytes(Writer& w, std::string_view bytes) {
+  // The alphabet needs no escaping: skip the writer's per-character scan.
+  const std::string quoted = '"' + base64_encode(bytes) + '"';
+  w.RawValue(quoted.data(), quoted.size(), rapidjson::kStringType);
+}
 
 std::optional<std::string> read_text(const rapidjson::Value& v) {
-  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
+  if (v.IsString()) {
+    // Messages are parsed without validating their encoding (the long base64
+    // strings would take the slow path); text must be UTF-8.
+    std::string text(v.GetString(), v.GetStringLength());
+    if (!workspace::is_valid_utf8(text)) return std::nullopt;
+    return text;
+  }
   if (!v.IsObject() || v.MemberCount() != 1) return std::nullopt;
   const rapidjson::Value* b64 = member(v, "b64");
   if (b64 == nullptr) return std::nullopt;
@@ -391,7 +406,8 @@ std::string throw_error_object(const rapidjson::Value& error) {
   if (code == nullptr || !code->IsInt() || message_value == nullptr || !message_value->IsString()) {
     return "the error has no integer code and string message";
   }
-  const std::string message(message_value->GetString(), message_value->GetStringLength());
+  const std::string message = workspace::repair_utf8(
+      std::string_view(message_value->GetString(), message_value->GetStringLength()));
   const rapidjson::Value* data = member(error, "data");
   const rapidjson::Value* kind_value = data ? member(*data, "kind") : nullptr;
   if (code->GetInt() != kContractError || kind_value == nullptr || !kind_value->IsString()) {
