@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workspace_backend as wb  # noqa: E402  (the directory is on the path now)
 
