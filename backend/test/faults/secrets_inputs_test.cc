@@ -20,6 +20,7 @@
 
 #include "fault_support.h"
 #include "lizard/conformance/backend_factory.h"
+#include "lizard/conformance/platform_control.h"
 #include "lizard/conformance/runner.h"
 #include "lizard/mock/mock_server.h"
 #include "lizard/workspace/errors.h"

@@ -14,6 +14,7 @@
 #include "lizard/conformance/backend_factory.h"
 #include "lizard/conformance/forwarding_backend.h"
 #include "lizard/conformance/mutants.h"
+#include "lizard/conformance/platform_control.h"
 
 namespace lizard::conformance::mutants {
 

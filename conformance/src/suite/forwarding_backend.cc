@@ -1,5 +1,7 @@
 #include "lizard/conformance/forwarding_backend.h"
 
+#include "lizard/conformance/platform_control.h"
+
 #include <stdexcept>
 
 namespace lizard::conformance {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "lizard/conformance/backend_factory.h"
+#include "lizard/conformance/platform_control.h"
 #include "lizard/conformance/rules.h"
 #include "lizard/workspace/backend.h"
 

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "lizard/conformance/backend_factory.h"
+#include "lizard/conformance/platform_control.h"
 
 namespace lizard::conformance {
 

@@ -27,10 +27,7 @@
 // once (the concurrency rules do), so those must be thread-safe too.
 #pragma once
 
-#include <chrono>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,68 +56,9 @@ struct Deviations {
   bool commands_have_own_filesystem = false;
 };
 
-// One HTTP request as the platform saw it (the auth headers are never kept).
-struct HttpRequestRecord {
-  std::string method;
-  std::string path;   // without the query string
-  std::string query;  // raw, without '?'
-  int status = 0;
-  std::string body;
-};
-
-// A fault the platform injects for the requests whose method and path match
-// (the mock's glob: '*' within one segment, '**' across segments).
-struct FaultSpec {
-  enum class Kind {
-    kRespond,             // answer `status` with `body`; the request is not handled
-    kClose,               // drop the connection without answering; not handled
-    kCloseAfterHandling,  // handle the request (side effects happen), then drop the connection
-    kDelay,               // wait `delay`, then handle normally
-  };
-  std::string method = "*";
-  std::string path_pattern;
-  Kind kind = Kind::kRespond;
-  int status = 500;
-  std::string body = R"({"error":"injected fault"})";
-  std::chrono::milliseconds delay{0};
-  int times = -1;  // the next `times` matches; -1: every match
-};
-
-// Settings the profile rules change on a backend; an empty field keeps the
-// session's default.
-struct BackendOverrides {
-  std::optional<std::string> size;                    // e.g. "small"
-  std::optional<std::chrono::milliseconds> lifetime;  // sandbox lifetime
-  std::map<std::string, std::string> env;             // the backend-wide env
-  std::optional<std::string> api_key;                 // e.g. a key the platform rejects
-  std::optional<WorkspaceRef> ref;                    // attach instead of create
-};
-
-// The view of a platform that the `lizard.*` profile rules need: the HTTP
-// traffic, the clock, faults and backend settings. The embedded mock offers
-// all of it; against a real platform a session returns nullptr from
-// `platform()` and those rules SKIP with the reason.
-// Thread-safe.
-class PlatformControl {
- public:
-  virtual ~PlatformControl() = default;
-
-  // Every request the session's platform received so far, oldest first.
-  virtual std::vector<HttpRequestRecord> requests() const = 0;
-  virtual void clear_requests() = 0;
-  // Moves the platform's clock past every sandbox's lifetime (they expire).
-  virtual void expire_all() = 0;
-  virtual void add_fault(const FaultSpec& fault) = 0;
-  virtual void clear_faults() = 0;
-  // The platform's per-request command execution limit.
-  virtual std::chrono::milliseconds exec_limit() const = 0;
-  // A backend built with the session's defaults changed by `overrides`.
-  // Throws what the backend's constructor throws (std::invalid_argument for
-  // an invalid size, say).
-  virtual std::unique_ptr<WorkspaceBackend> make_with(const BackendOverrides& overrides) = 0;
-  // Log lines the backends of this session wrote through their log sink.
-  virtual std::vector<std::string> log_lines() const { return {}; }
-};
+// The lizard profile's view of the platform (journal, faults, clock,
+// backend settings): platform_control.h. Generic factories never need it.
+class PlatformControl;
 
 // The backends one rule works with. Destroying the session ends everything
 // it started (the reference factory stops its mock here).

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "lizard/conformance/backend_factory.h"
+#include "lizard/conformance/platform_control.h"
 #include "lizard/conformance/platform_host.h"
 #include "lizard/mock/mock_server.h"
 #include "lizard/workspace/lizard_sandbox_backend.h"

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lizard/conformance/backend_factory.h"
+#include "lizard/conformance/platform_control.h"
 #include "lizard/conformance/rules.h"
 
 namespace lizard::conformance {
