@@ -1,31 +1,22 @@
 #include "lizard/conformance/lizard_factory.h"
 
-#include <iomanip>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <random>
-#include <sstream>
 #include <stdexcept>
 
 #include "lizard/mock/mock_server.h"
+#include "lizard_session.h"
 
 namespace lizard::conformance {
 
 namespace {
 
+using internal::apply;
+using internal::LizardSession;
 using workspace::LizardOptions;
 using workspace::LizardSandbox;
 using workspace::LizardSandboxBackend;
-
-LizardOptions apply(LizardOptions options, const BackendOverrides& o) {
-  if (o.size) options.size = *o.size;
-  if (o.lifetime) options.lifetime = *o.lifetime;
-  if (!o.env.empty()) options.env = o.env;
-  if (o.api_key) options.api_key = *o.api_key;
-  if (o.ref) options.ref = o.ref;
-  return options;
-}
 
 class MockPlatform : public PlatformControl {
  public:
@@ -128,33 +119,6 @@ class MockHost : public PlatformHost {
   std::unique_ptr<MockPlatform> platform_;
 };
 
-// What every Lizard session shares: backends built from one set of options.
-class LizardSession : public BackendSession {
- public:
-  std::unique_ptr<WorkspaceBackend> make() override {
-    return std::make_unique<LizardSandboxBackend>(options_);
-  }
-  std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& ref) override {
-    LizardOptions options = options_;
-    options.ref = ref;
-    return std::make_unique<LizardSandboxBackend>(options);
-  }
-  bool can_attach() const override { return true; }
-  Capabilities capabilities() const override {
-    return {Capability::kCommands, Capability::kFilesystem, Capability::kRealpath};
-  }
-  Deviations deviations() const override {
-    Deviations d;
-    d.commands_run_as_root = true;
-    d.commands_have_own_filesystem = true;  // each sandbox has its own root
-    return d;
-  }
-  std::vector<std::string> secrets() const override { return {options_.api_key}; }
-
- protected:
-  LizardOptions options_;
-};
-
 class MockSession : public LizardSession, public LizardMockSessionAccess {
  public:
   MockSession(const RuleInfo& rule, const LizardMockFactoryOptions& factory)
@@ -216,6 +180,7 @@ class MockProvider : public PlatformProvider {
 class EndpointPlatform : public PlatformControl {
  public:
   explicit EndpointPlatform(const LizardOptions& options) : options_(options) {}
+  unsigned facilities() const override { return kPlatformBackends; }
   std::vector<HttpRequestRecord> requests() const override { no_view(); }
   void clear_requests() override { no_view(); }
   void expire_all() override { no_view(); }
@@ -266,89 +231,6 @@ class EndpointFactory : public BackendFactory {
 std::mutex g_endpoint_mutex;
 std::optional<LizardOptions> g_endpoint;
 
-// Bookkeeping of a live run: what was created and deleted, and for how long.
-struct LiveLedger {
-  std::mutex mutex;
-  int created = 0;
-  int deleted = 0;
-  std::vector<std::string> left_behind;
-  double sandbox_seconds = 0;
-};
-
-class LiveSession : public LizardSession {
- public:
-  LiveSession(LizardOptions options, std::shared_ptr<LiveLedger> ledger)
-      : ledger_(std::move(ledger)), opened_(std::chrono::steady_clock::now()) {
-    options_ = std::move(options);
-  }
-  void destroy_environment(const WorkspaceRef& ref) override {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_).count();
-    bool ok = true;
-    try {
-      LizardSandbox(options_).destroy(ref);
-    } catch (...) {
-      ok = false;
-    }
-    std::lock_guard<std::mutex> lock(ledger_->mutex);
-    ++ledger_->created;
-    ledger_->sandbox_seconds += seconds;
-    if (ok) {
-      ++ledger_->deleted;
-    } else {
-      ledger_->left_behind.push_back(ref.to_string());
-    }
-  }
-
- private:
-  std::shared_ptr<LiveLedger> ledger_;
-  std::chrono::steady_clock::time_point opened_;
-};
-
-class LiveFactory : public BackendFactory {
- public:
-  explicit LiveFactory(LizardLiveFactoryOptions options)
-      : options_(std::move(options)), ledger_(std::make_shared<LiveLedger>()) {
-    if (options_.run_id.empty()) {
-      std::random_device rd;
-      std::ostringstream id;
-      id << "lc-" << std::hex << rd() << rd();
-      options_.run_id = id.str();
-    }
-  }
-  std::string name() const override { return "lizard (live API)"; }
-  std::string profile() const override { return "lizard"; }
-  std::unique_ptr<BackendSession> open(const RuleInfo& rule) override {
-    LizardOptions options = options_.base;
-    options.size = options_.size;
-    options.lifetime = options_.lifetime;
-    // Tags, not metadata alone: platforms that drop metadata keep them in a
-    // file inside the sandbox, where lizard-sweep finds them.
-    options.tags["lizard-conformance-run"] = options_.run_id;
-    options.tags["lizard-conformance-rule"] = std::string(rule.id);
-    return std::make_unique<LiveSession>(options, ledger_);
-  }
-  std::vector<std::string> report_notes() const override {
-    std::lock_guard<std::mutex> lock(ledger_->mutex);
-    std::ostringstream cost;
-    cost << std::fixed << std::setprecision(4)
-         << ledger_->sandbox_seconds / 3600.0 * options_.dollars_per_hour;
-    std::vector<std::string> notes = {
-        "live run " + options_.run_id + ": sandboxes created " + std::to_string(ledger_->created) +
-            ", deleted " + std::to_string(ledger_->deleted) + ", left behind " +
-            std::to_string(ledger_->left_behind.size()),
-        "estimated cost: $" + cost.str() + " (" +
-            std::to_string(static_cast<long>(ledger_->sandbox_seconds)) +
-            " sandbox-seconds of size " + options_.size + ")"};
-    for (const auto& ref : ledger_->left_behind) notes.push_back("left behind: " + ref);
-    return notes;
-  }
-
- private:
-  LizardLiveFactoryOptions options_;
-  std::shared_ptr<LiveLedger> ledger_;
-};
-
 }  // namespace
 
 std::unique_ptr<BackendFactory> make_lizard_mock_factory(LizardMockFactoryOptions options) {
@@ -370,10 +252,6 @@ std::unique_ptr<BackendFactory> make_lizard_endpoint_factory(workspace::LizardOp
 void use_endpoint_for_mock_factories(workspace::LizardOptions endpoint) {
   std::lock_guard<std::mutex> lock(g_endpoint_mutex);
   g_endpoint = std::move(endpoint);
-}
-
-std::unique_ptr<BackendFactory> make_lizard_live_factory(LizardLiveFactoryOptions options) {
-  return std::make_unique<LiveFactory>(std::move(options));
 }
 
 }  // namespace lizard::conformance

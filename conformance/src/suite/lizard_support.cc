@@ -3,12 +3,38 @@
 #include <algorithm>
 #include <cctype>
 
+namespace lizard::conformance {
+
+std::string describe_facilities(unsigned bits) {
+  static const std::pair<unsigned, const char*> kNames[] = {
+      {kPlatformBackends, "backends with changed settings"},
+      {kPlatformJournal, "request journal"},
+      {kPlatformRequestContent, "request bodies"},
+      {kPlatformFaults, "fault injection"},
+      {kPlatformClock, "clock"},
+      {kPlatformShortExecLimit, "short exec limit"}};
+  std::string text;
+  for (const auto& [bit, name] : kNames) {
+    if (bits & bit) text += (text.empty() ? "" : ", ") + std::string(name);
+  }
+  return text;
+}
+
+}  // namespace lizard::conformance
+
 namespace lizard::conformance::internal {
 
 PlatformControl& platform(RuleContext& ctx) {
   auto* p = ctx.platform();
   if (p == nullptr) throw RuleAbort("the session offers no platform view");
   return *p;
+}
+
+std::string missing_facilities(RuleContext& ctx, unsigned needed) {
+  const unsigned missing = needed & ~platform(ctx).facilities();
+  if (missing == 0) return "";
+  return "the session's platform view offers no " + describe_facilities(missing) +
+         " (the embedded mock does; a live session does not)";
 }
 
 bool is_create(const HttpRequestRecord& r) {

@@ -11,6 +11,9 @@ namespace lizard::conformance::internal {
 
 // The session's platform view; RuleAbort when it has none.
 PlatformControl& platform(RuleContext& ctx);
+// Why the view cannot serve a rule that needs the PlatformFacility bits
+// `needed` ("" when it can): the skip reason of LIZARD_NEED_PLATFORM.
+std::string missing_facilities(RuleContext& ctx, unsigned needed);
 // A sandbox create (POST /api/sandboxes).
 bool is_create(const HttpRequestRecord& r);
 int count_creates(const std::vector<HttpRequestRecord>& requests);
@@ -23,3 +26,12 @@ std::string base64_decode(const std::string& in, bool& ok);
 void first_use(RuleContext& ctx, const BackendPtr& b);
 
 }  // namespace lizard::conformance::internal
+
+// SKIPs the rule (returns from the body) when the session's platform view
+// lacks one of the PlatformFacility bits `needed`.
+#define LIZARD_NEED_PLATFORM(ctx, needed)                                     \
+  do {                                                                        \
+    const std::string lizard_missing_ =                                       \
+        ::lizard::conformance::internal::missing_facilities((ctx), (needed)); \
+    if (!lizard_missing_.empty()) GTEST_SKIP() << lizard_missing_;            \
+  } while (false)

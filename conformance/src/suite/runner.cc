@@ -1,14 +1,20 @@
+// The parallel runner: selects the rules (filter, shard), runs each on a
+// worker thread with its assertions captured, applies expectations as
+// results arrive, and writes the reports.
 #include "lizard/conformance/runner.h"
 
+#include <fcntl.h>
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
-#include <cstdio>
+#include <cstring>
 #include <deque>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -16,15 +22,15 @@
 #include <sstream>
 #include <thread>
 
+#include "lizard/conformance/expectations.h"
 #include "lizard/conformance/suite.h"
+#include "report_text.h"
 #include "rule_bodies.h"
 #include "rule_context.h"
 
 namespace lizard::conformance {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
+namespace internal {
 
 bool glob_match(std::string_view pattern, std::string_view text) {
   std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
@@ -45,6 +51,13 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
 }
+
+}  // namespace internal
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using internal::glob_match;
 
 struct Slot {
   const RuleInfo* rule = nullptr;
@@ -102,117 +115,164 @@ void print_line(std::ostream* out, std::size_t index, std::size_t total, const R
   line << "[" << std::setw(2) << index << "/" << total << "] " << status_name(r.status) << "  "
        << std::left << std::setw(38) << r.id << std::right << std::fixed << std::setprecision(2)
        << std::setw(7) << r.seconds << "s";
+  if (r.expected && r.verdict() != Verdict::kAsExpected) {
+    line << "  " << verdict_name(r.verdict());
+    if (r.status == Status::kPass) line << " (expected " << status_name(*r.expected) << ")";
+  } else if (r.expected && r.status != Status::kPass) {
+    line << "  (expected)";
+  }
   if (!r.reason.empty()) line << "  " << r.reason;
   *out << line.str() << std::endl;
 }
 
-std::string json_escape(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
+// A result decided without running the rule (a SKIP for another profile, a
+// FAIL once the budget is spent).
+RuleResult decided(const RuleInfo& rule, Status status, std::string reason) {
+  RuleResult result;
+  result.id = std::string(rule.id);
+  result.status = status;
+  result.reason = std::move(reason);
+  return result;
+}
+
+// What the runner can decide before opening a session, or nullopt: a rule
+// of another profile SKIPs (the reason execute_rule would give), and once the
+// factory's budget is spent every rule not yet started FAILs.
+std::optional<RuleResult> decide_without_session(BackendFactory& factory, const RuleInfo& rule) {
+  if (!rule.profile.empty() && factory.profile() != rule.profile) {
+    return decided(rule, Status::kSkip,
+                   "a rule of the '" + std::string(rule.profile) +
+                       "' profile; this backend's profile is '" + factory.profile() + "'");
+  }
+  std::string budget = factory.exhausted_budget();
+  if (!budget.empty()) return decided(rule, Status::kFail, std::move(budget));
+  return std::nullopt;
+}
+
+// Starts the rule of `slot` on a detached thread that reports into it.
+void start_rule(BackendFactory& factory, const std::shared_ptr<Slot>& slot,
+                const std::shared_ptr<Shared>& shared) {
+  BackendFactory* f = &factory;
+  std::thread([slot, shared, f] {
+    testing::TestPartResultArray parts;
+    std::atomic<double> waits{0};
+    {
+      testing::ScopedFakeTestPartResultReporter reporter(
+          testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
+      internal::WaitSinkScope wait_scope(&waits);
+      execute_rule(*f, *slot->rule, false);
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - slot->start).count();
+    RuleResult result = classify(*slot->rule, parts, seconds);
+    result.wait_seconds = waits.load();
+    std::lock_guard<std::mutex> guard(shared->mutex);
+    slot->result = std::move(result);
+    slot->done = true;
+    shared->cv.notify_all();
+  }).detach();
+}
+
+// One run's bookkeeping: the rules waiting and running, and the results.
+class Scheduler {
+ public:
+  Scheduler(BackendFactory& factory, const RunnerOptions& options,
+            std::vector<const RuleInfo*> rules)
+      : factory_(factory),
+        options_(options),
+        pending_(rules.begin(), rules.end()),
+        total_(rules.size()),
+        jobs_(std::max(1, options.jobs)) {}
+
+  std::map<std::string_view, RuleResult> run() {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    while (!pending_.empty() || !active_.empty()) {
+      fill();
+      auto earliest = Clock::time_point::max();
+      for (const auto& slot : active_) {
+        earliest = std::min(earliest, slot->start + options_.rule_deadline);
+      }
+      shared_->cv.wait_until(lock, earliest, [&] {
+        return std::any_of(active_.begin(), active_.end(), [](const auto& s) { return s->done; });
+      });
+      collect();
+    }
+    return std::move(results_);
+  }
+
+  int jobs() const { return jobs_; }
+
+ private:
+  // Starts rules while slots are free; rules decided without a session end at once.
+  void fill() {
+    while (!pending_.empty() && static_cast<int>(active_.size()) < jobs_) {
+      const RuleInfo* rule = pending_.front();
+      pending_.pop_front();
+      if (auto result = decide_without_session(factory_, *rule)) {
+        finish(*rule, std::move(*result));
+        continue;
+      }
+      auto slot = std::make_shared<Slot>();
+      slot->rule = rule;
+      slot->start = Clock::now();
+      active_.push_back(slot);
+      start_rule(factory_, slot, shared_);
     }
   }
-  return out;
-}
 
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c < 0x20 && c != '\n' && c != '\t' ? '?' : static_cast<char>(c);
+  // Takes the results of rules that ended or ran past their deadline.
+  void collect() {
+    const auto now = Clock::now();
+    for (auto it = active_.begin(); it != active_.end();) {
+      auto& slot = *it;
+      RuleResult result;
+      if (slot->done) {
+        result = slot->result;
+      } else if (now >= slot->start + options_.rule_deadline) {
+        result = decided(*slot->rule, Status::kFail,
+                         "did not finish within " + std::to_string(options_.rule_deadline.count()) +
+                             " s (abandoned)");
+        result.seconds = std::chrono::duration<double>(now - slot->start).count();
+      } else {
+        ++it;
+        continue;
+      }
+      finish(*slot->rule, std::move(result));
+      it = active_.erase(it);
     }
   }
-  return out;
-}
 
-std::string md_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|') out += "\\";
-    out += c;
+  void finish(const RuleInfo& rule, RuleResult result) {
+    if (options_.expectations != nullptr) options_.expectations->apply(result);
+    print_line(options_.out, ++finished_, total_, result);
+    results_[rule.id] = std::move(result);
   }
-  return out;
-}
 
-std::string fixed(double value, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << value;
-  return s.str();
+  BackendFactory& factory_;
+  const RunnerOptions& options_;
+  std::deque<const RuleInfo*> pending_;
+  std::size_t total_;
+  int jobs_;
+  std::size_t finished_ = 0;
+  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
+  std::vector<std::shared_ptr<Slot>> active_;
+  std::map<std::string_view, RuleResult> results_;
+};
+
+// Can `path` be written? Opens it for appending (so an existing file keeps
+// its content) and removes it again when this call created it.
+std::string check_writable(const std::string& option, const std::string& path) {
+  if (path.empty()) return "";
+  struct stat st {};
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed && S_ISDIR(st.st_mode)) return option + " " + path + ": is a directory";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return option + " " + path + ": " + std::strerror(errno);
+  ::close(fd);
+  if (!existed) ::unlink(path.c_str());
+  return "";
 }
 
 }  // namespace
-
-const char* status_name(Status status) {
-  switch (status) {
-    case Status::kPass:
-      return "PASS";
-    case Status::kFail:
-      return "FAIL";
-    case Status::kSkip:
-      return "SKIP";
-  }
-  return "?";
-}
-
-int RunReport::count(Status status) const {
-  return static_cast<int>(std::count_if(rules.begin(), rules.end(),
-                                        [&](const RuleResult& r) { return r.status == status; }));
-}
-
-double RunReport::rule_seconds_sum() const {
-  double sum = 0;
-  for (const auto& r : rules) sum += r.seconds;
-  return sum;
-}
-
-double RunReport::unavoidable_wait_seconds() const {
-  double sum = 0;
-  for (const auto& r : rules) sum += r.wait_seconds;
-  return sum;
-}
-
-const RuleResult* RunReport::find(std::string_view id) const {
-  for (const auto& r : rules) {
-    if (r.id == id) return &r;
-  }
-  return nullptr;
-}
 
 bool filter_matches(std::string_view filter, std::string_view id) {
   if (filter.empty()) return true;
@@ -236,80 +296,32 @@ bool filter_matches(std::string_view filter, std::string_view id) {
   return !any_positive || included;
 }
 
+std::vector<const RuleInfo*> select_rules(std::string_view filter, ShardSpec shard) {
+  std::vector<const RuleInfo*> selected;
+  int position = 0;
+  const int count = std::max(1, shard.count);
+  for (const RuleInfo& rule : all_rules()) {
+    if (!filter_matches(filter, rule.id)) continue;
+    if (position++ % count == shard.index) selected.push_back(&rule);
+  }
+  return selected;
+}
+
 RunReport run_rules(BackendFactory& factory, const RunnerOptions& options) {
   internal::host_canary();
   RunReport report;
   report.suite_version = kSuiteVersion;
   report.backend = factory.name();
-  std::deque<const RuleInfo*> pending;
-  for (const RuleInfo& rule : all_rules()) {
-    if (filter_matches(options.filter, rule.id)) pending.push_back(&rule);
+  report.shard = options.shard;
+  if (options.expectations != nullptr) {
+    report.expectations =
+        options.expectations->source().empty() ? "(given)" : options.expectations->source();
   }
-  const std::size_t total = pending.size();
-  std::map<std::string_view, RuleResult> results;
-  auto shared = std::make_shared<Shared>();
-  std::vector<std::shared_ptr<Slot>> active;
-  const int jobs = std::max(1, options.jobs);
   const auto run_start = Clock::now();
-  std::size_t finished = 0;
-  std::unique_lock<std::mutex> lock(shared->mutex);
-  while (!pending.empty() || !active.empty()) {
-    while (!pending.empty() && static_cast<int>(active.size()) < jobs) {
-      auto slot = std::make_shared<Slot>();
-      slot->rule = pending.front();
-      slot->start = Clock::now();
-      pending.pop_front();
-      active.push_back(slot);
-      BackendFactory* f = &factory;
-      std::thread([slot, shared, f] {
-        testing::TestPartResultArray parts;
-        std::atomic<double> waits{0};
-        {
-          testing::ScopedFakeTestPartResultReporter reporter(
-              testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &parts);
-          internal::WaitSinkScope wait_scope(&waits);
-          execute_rule(*f, *slot->rule, false);
-        }
-        const double seconds = std::chrono::duration<double>(Clock::now() - slot->start).count();
-        RuleResult result = classify(*slot->rule, parts, seconds);
-        result.wait_seconds = waits.load();
-        std::lock_guard<std::mutex> guard(shared->mutex);
-        slot->result = std::move(result);
-        slot->done = true;
-        shared->cv.notify_all();
-      }).detach();
-    }
-    auto earliest = Clock::time_point::max();
-    for (const auto& slot : active)
-      earliest = std::min(earliest, slot->start + options.rule_deadline);
-    shared->cv.wait_until(lock, earliest, [&] {
-      return std::any_of(active.begin(), active.end(), [](const auto& s) { return s->done; });
-    });
-    const auto now = Clock::now();
-    for (auto it = active.begin(); it != active.end();) {
-      auto& slot = *it;
-      RuleResult result;
-      if (slot->done) {
-        result = slot->result;
-      } else if (now >= slot->start + options.rule_deadline) {
-        result.id = std::string(slot->rule->id);
-        result.status = Status::kFail;
-        result.seconds = std::chrono::duration<double>(now - slot->start).count();
-        result.reason = "did not finish within " + std::to_string(options.rule_deadline.count()) +
-                        " s (abandoned)";
-      } else {
-        ++it;
-        continue;
-      }
-      ++finished;
-      print_line(options.out, finished, total, result);
-      results[slot->rule->id] = result;
-      it = active.erase(it);
-    }
-  }
-  lock.unlock();
+  Scheduler scheduler(factory, options, select_rules(options.filter, options.shard));
+  auto results = scheduler.run();
   report.wall_seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
-  report.jobs = jobs;
+  report.jobs = scheduler.jobs();
   for (const RuleInfo& rule : all_rules()) {
     auto it = results.find(rule.id);
     if (it != results.end()) report.rules.push_back(it->second);
@@ -318,115 +330,50 @@ RunReport run_rules(BackendFactory& factory, const RunnerOptions& options) {
   return report;
 }
 
-void write_summary_table(const RunReport& report, std::ostream& out) {
-  out << "\nConformance of " << report.backend << " (suite " << report.suite_version << ")\n\n";
-  out << std::left << std::setw(40) << "rule" << std::setw(6) << "result" << std::right
-      << std::setw(9) << "seconds"
-      << "  reason\n";
-  out << std::string(100, '-') << "\n";
-  for (const auto& r : report.rules) {
-    out << std::left << std::setw(40) << r.id << std::setw(6) << status_name(r.status) << std::right
-        << std::setw(9) << fixed(r.seconds, 2) << "  " << internal::one_line(r.reason, 120) << "\n";
+std::vector<std::string> unwritable_outputs(const RunnerOptions& options) {
+  std::vector<std::string> problems;
+  const std::pair<const char*, const std::string*> outputs[] = {
+      {"--report-md", &options.report_md},
+      {"--report-json", &options.report_json},
+      {"--junit", &options.junit},
+      {"--write-expectations", &options.write_expectations}};
+  for (const auto& [option, path] : outputs) {
+    std::string problem = check_writable(option, *path);
+    if (!problem.empty()) problems.push_back("cannot write " + problem);
   }
-  out << std::string(100, '-') << "\n";
-  out << report.count(Status::kPass) << " pass, " << report.count(Status::kFail) << " fail, "
-      << report.count(Status::kSkip) << " skip, " << report.rules.size() << " rules in "
-      << fixed(report.wall_seconds, 1) << " s\n";
-  for (const auto& note : report.notes) out << note << "\n";
-}
-
-void write_markdown(const RunReport& report, std::ostream& out) {
-  out << "# Conformance report: " << md_escape(report.backend) << "\n\n";
-  out << "Suite " << report.suite_version << ". " << report.count(Status::kPass) << " pass, "
-      << report.count(Status::kFail) << " fail, " << report.count(Status::kSkip) << " skip; "
-      << fixed(report.wall_seconds, 1) << " s.\n\n";
-  out << "| rule | result | seconds | reason |\n|---|---|---:|---|\n";
-  for (const auto& r : report.rules) {
-    out << "| `" << r.id << "` | " << status_name(r.status) << " | " << fixed(r.seconds, 2) << " | "
-        << md_escape(r.reason) << " |\n";
-  }
-  if (!report.notes.empty()) {
-    out << "\n";
-    for (const auto& note : report.notes) out << "- " << md_escape(note) << "\n";
-  }
-}
-
-void write_json(const RunReport& report, std::ostream& out) {
-  out << "{\n  \"suite_version\": \"" << json_escape(report.suite_version) << "\",\n";
-  out << "  \"backend\": \"" << json_escape(report.backend) << "\",\n";
-  out << "  \"wall_seconds\": " << fixed(report.wall_seconds, 3) << ",\n";
-  out << "  \"jobs\": " << report.jobs << ",\n";
-  out << "  \"rule_seconds_sum\": " << fixed(report.rule_seconds_sum(), 3) << ",\n";
-  out << "  \"unavoidable_wait_seconds\": " << fixed(report.unavoidable_wait_seconds(), 3) << ",\n";
-  out << "  \"rules\": [\n";
-  for (std::size_t i = 0; i < report.rules.size(); ++i) {
-    const auto& r = report.rules[i];
-    out << "    {\"id\": \"" << json_escape(r.id) << "\", \"status\": \"" << status_name(r.status)
-        << "\", \"seconds\": " << fixed(r.seconds, 3)
-        << ", \"wait_seconds\": " << fixed(r.wait_seconds, 3) << ", \"reason\": \""
-        << json_escape(r.reason) << "\"}" << (i + 1 < report.rules.size() ? "," : "") << "\n";
-  }
-  out << "  ],\n";
-  out << "  \"summary\": {\"pass\": " << report.count(Status::kPass)
-      << ", \"fail\": " << report.count(Status::kFail)
-      << ", \"skip\": " << report.count(Status::kSkip) << "},\n";
-  out << "  \"notes\": [";
-  for (std::size_t i = 0; i < report.notes.size(); ++i) {
-    out << (i ? ", " : "") << "\"" << json_escape(report.notes[i]) << "\"";
-  }
-  out << "]\n}\n";
-}
-
-void write_junit(const RunReport& report, std::ostream& out) {
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << "<testsuites tests=\"" << report.rules.size() << "\" failures=\""
-      << report.count(Status::kFail) << "\" skipped=\"" << report.count(Status::kSkip)
-      << "\" time=\"" << fixed(report.wall_seconds, 3) << "\">\n";
-  out << "  <testsuite name=\"conformance." << xml_escape(report.backend) << "\" tests=\""
-      << report.rules.size() << "\" failures=\"" << report.count(Status::kFail) << "\" skipped=\""
-      << report.count(Status::kSkip) << "\" time=\"" << fixed(report.wall_seconds, 3) << "\">\n";
-  for (const auto& r : report.rules) {
-    out << "    <testcase classname=\"conformance\" name=\"" << xml_escape(r.id) << "\" time=\""
-        << fixed(r.seconds, 3) << "\">";
-    if (r.status == Status::kFail) {
-      out << "<failure message=\"" << xml_escape(r.reason) << "\"/>";
-    } else if (r.status == Status::kSkip) {
-      out << "<skipped message=\"" << xml_escape(r.reason) << "\"/>";
-    }
-    out << "<properties><property name=\"rule\" value=\"" << xml_escape(r.id)
-        << "\"/></properties></testcase>\n";
-  }
-  out << "  </testsuite>\n</testsuites>\n";
+  return problems;
 }
 
 int run_conformance(BackendFactory& factory, const RunnerOptions& options) {
+  std::ostream& err = options.err != nullptr ? *options.err : std::cerr;
+  const auto problems = unwritable_outputs(options);
+  for (const auto& p : problems) err << "lizard-conformance: " << p << " (nothing was run)\n";
+  if (!problems.empty()) return 2;
   try {
     factory.preflight();
   } catch (const std::exception& e) {
-    std::cerr << "lizard-conformance: cannot run the suite against " << factory.name() << ": "
-              << e.what() << "\n";
+    err << "lizard-conformance: cannot run the suite against " << factory.name() << ": " << e.what()
+        << "\n";
     return 2;
   }
   if (options.out) {
     *options.out << "lizard-conformance " << kSuiteVersion << " against " << factory.name() << ", "
-                 << options.jobs << " jobs" << std::endl;
-  }
-  const RunReport report = run_rules(factory, options);
-  if (options.out) write_summary_table(report, *options.out);
-  int status = report.count(Status::kFail) > 0 ? 1 : 0;
-  auto write = [&](const std::string& path, void (*writer)(const RunReport&, std::ostream&)) {
-    if (path.empty()) return;
-    std::ofstream file(path);
-    if (file) writer(report, file);
-    if (!file) {
-      std::cerr << "lizard-conformance: cannot write " << path << "\n";
-      status = 2;
+                 << options.jobs << " jobs";
+    if (options.shard.sharded()) {
+      *options.out << ", shard " << options.shard.index << " of " << options.shard.count;
     }
-  };
-  write(options.report_md, write_markdown);
-  write(options.report_json, write_json);
-  write(options.junit, write_junit);
-  return status;
+    *options.out << std::endl;
+  }
+  RunReport report = run_rules(factory, options);
+  if (options.compare_with != nullptr) {
+    compare_reports(report, *options.compare_with, options.compare_source);
+  }
+  if (options.out) {
+    write_summary_table(report, *options.out);
+    write_comparison(report, *options.out);
+  }
+  const int status = report.exit_status();
+  return write_report_files(report, options, err) ? status : 2;
 }
 
 }  // namespace lizard::conformance

@@ -1,12 +1,15 @@
 # The sources of lizard_conformance (the generic suite), listed explicitly.
 set(LIZARD_CONFORMANCE_SOURCES
     src/suite/cmd_rules.cc
+    src/suite/expectations.cc
     src/suite/forwarding_backend.cc
     src/suite/fs_rules.cc
     src/suite/hostile_rules.cc
     src/suite/lizard_rules.cc
     src/suite/lizard_support.cc
     src/suite/lizard_traffic_rules.cc
+    src/suite/report_tools.cc
+    src/suite/report_writers.cc
     src/suite/rule_bodies.cc
     src/suite/rule_docs.cc
     src/suite/rule_context.cc

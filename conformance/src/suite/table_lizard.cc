@@ -1,4 +1,7 @@
 // The rows of the lizard profile (lizard.*): rules about the reference backend's HTTP traffic.
+// Each body asks the session's platform view for what it needs (LIZARD_NEED_PLATFORM); a
+// live session offers backends with overrides and its own requests' journal, so only the
+// rules that need request bodies, faults or a short exec limit SKIP live.
 // One row per rule: its ID, what it checks, why, the Pydantic AI counterpart,
 // what it needs, its profile and its body. docs/contract.md's tables are
 // generated from these rows (see rule_docs.cc).
@@ -97,7 +100,8 @@ std::vector<RuleInfo> lizard_profile_rules() {
        .profile = "lizard",
        .body = &lizard_ref_shapes},
       {.id = "lizard.expired-mid-session",
-       .summary = "a sandbox that expires between operations makes the next one unavailable",
+       .summary = "a sandbox that expires between operations makes the next one unavailable (the "
+                  "mock's clock moves; live, a 10 s lifetime is waited out)",
        .why = "Expiry is normal on a cloud platform and must be reported as unavailable.",
        .needs = kPf,
        .profile = "lizard",

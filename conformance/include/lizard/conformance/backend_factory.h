@@ -113,6 +113,12 @@ class BackendFactory {
   // Lines appended to the reports after the rule table (e.g. sandboxes
   // created and deleted, a cost estimate). Called once all rules ended.
   virtual std::vector<std::string> report_notes() const { return {}; }
+  // Why no further rule may start, or "" (the default): a spending limit
+  // of the factory is reached ("budget reached: 20 of 20 sandboxes"). The
+  // runner asks before starting each rule; a rule that cannot start FAILs
+  // with this reason and no session is opened for it. Thread-safe. (Added
+  // for live budgets; factories without one need not override it.)
+  virtual std::string exhausted_budget() const { return {}; }
 };
 
 }  // namespace lizard::conformance

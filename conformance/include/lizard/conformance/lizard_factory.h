@@ -77,11 +77,22 @@ struct LizardLiveFactoryOptions {
   std::string size = "small";
   std::chrono::milliseconds lifetime{std::chrono::minutes(10)};
   double dollars_per_hour = 0.0162;  // the price of `size`
+  // The budget: past it no sandbox is created and the rules not yet started
+  // FAIL with "budget reached" (BackendFactory::exhausted_budget()). Creates
+  // attempted (the preflight's probe included); 0: no limit.
+  int max_sandboxes = 0;
+  // Sandbox-seconds (each sandbox from its create to its delete, or to now);
+  // 0: no limit.
+  double max_sandbox_seconds = 0;
 };
 
-// The real API: no platform view (the lizard.* rules that need one SKIP);
-// every sandbox is deleted when its rule ends; report_notes() lists the
-// sandboxes created, deleted and left behind, and a cost estimate.
+// The real API. preflight() checks LIZARD_API_KEY, LIZARD_PROJECT_ID, the
+// key, the project and one probe create (deleted at once) and throws one
+// sentence naming the variable to fix. Sessions offer a platform view with
+// backends with overrides and the journal of their own backends' requests
+// (no bodies, faults or clock: the lizard.* rules that need those SKIP).
+// Every sandbox is deleted when its rule ends; report_notes() lists the
+// sandboxes created, deleted and left behind, a cost estimate and the budget.
 std::unique_ptr<BackendFactory> make_lizard_live_factory(LizardLiveFactoryOptions options);
 
 }  // namespace lizard::conformance
