@@ -44,9 +44,9 @@ enum class Era {
 // Per-sandbox resource limits, applied to every command of the sandbox (soft
 // and hard): a fork bomb or a disk filler in one sandbox stops at them.
 struct SandboxLimits {
-  long long max_processes = 4096;           // RLIMIT_NPROC, counted per sandbox
-  long long max_open_files = 8192;          // RLIMIT_NOFILE, per process
-  long long max_file_bytes = 4LL << 30;     // RLIMIT_FSIZE, per file
+  long long max_processes = 4096;        // RLIMIT_NPROC, counted per sandbox
+  long long max_open_files = 8192;       // RLIMIT_NOFILE, per process
+  long long max_file_bytes = 4LL << 30;  // RLIMIT_FSIZE, per file
 };
 
 struct MockOptions {
