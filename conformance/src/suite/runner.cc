@@ -187,6 +187,7 @@ class Scheduler {
     std::unique_lock<std::mutex> lock(shared_->mutex);
     while (!pending_.empty() || !active_.empty()) {
       fill();
+      if (active_.empty()) continue;  // every rule left was decided without a session
       auto earliest = Clock::time_point::max();
       for (const auto& slot : active_) {
         earliest = std::min(earliest, slot->start + options_.rule_deadline);
