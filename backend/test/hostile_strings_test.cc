@@ -3,6 +3,9 @@
 // backend (LocalWorkspaceBackend, LizardSandboxBackend on both eras of the
 // embedded mock) and come out literally; none of them makes anything run.
 // A backend that builds shell text from caller strings fails here first.
+// The suite's cmd.argv-literal, cmd.env-exact and fs.odd-names try some of
+// these strings on one operation each; this matrix tries every string on
+// every operation, on both backends and both eras, with one canary for all.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "lizard/mock/mock_server.h"
+#include "lizard/testing/mock_fixture.h"
 #include "lizard/workspace/lizard_sandbox_backend.h"
 #include "lizard/workspace/local_workspace_backend.h"
 
@@ -62,15 +66,10 @@ class HostileStrings : public ::testing::TestWithParam<Kind> {
     if (GetParam() == Kind::kLocal) {
       backend_ = std::make_unique<LocalWorkspaceBackend>(LocalOptions{});
     } else {
-      mock::MockOptions mock_options;
-      mock_options.era =
-          GetParam() == Kind::kLizardFirecracker ? mock::Era::kFirecracker : mock::Era::kKubernetes;
-      server_ = std::make_unique<mock::MockServer>(mock_options);
-      LizardOptions options;
-      options.api_key = server_->api_key();
-      options.project = server_->project_id();
-      options.api_url = server_->url();
-      backend_ = std::make_unique<LizardSandboxBackend>(options);
+      server_ = std::make_unique<mock::MockServer>(GetParam() == Kind::kLizardFirecracker
+                                                       ? lizard::testing::firecracker()
+                                                       : mock::MockOptions{});
+      backend_ = std::make_unique<LizardSandboxBackend>(lizard::testing::options_for(*server_));
     }
     dir_ = backend_->working_dir() + "/hostile";
     canary_ = dir_ + "/CANARY";

@@ -2,15 +2,20 @@
 // bodies, headers), served by a raw loopback server, plus bounded retries
 // against the mock. Tests that fail on a client/backend defect are
 // DISABLED_ with the defect named; see docs/reliability.md.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include "fault_support.h"
 #include "lizard/api/client.h"
 #include "lizard/mock/mock_server.h"
+#include "lizard/testing/faults.h"
+#include "lizard/testing/matchers.h"
+#include "lizard/testing/mock_fixture.h"
 #include "lizard/workspace/errors.h"
 #include "lizard/workspace/lizard_sandbox_backend.h"
 
@@ -19,8 +24,11 @@ namespace {
 
 using api::Client;
 using api::ClientOptions;
-using mock::FaultRule;
-using mock::MockServer;
+using lizard::testing::is_create;
+using lizard::testing::is_exec;
+using lizard::testing::ThrowsNonTransientError;
+using lizard::testing::ThrowsTransient;
+namespace fault = lizard::testing::fault;
 using workspace::LizardOptions;
 using workspace::LizardSandboxBackend;
 using workspace::Shell;
@@ -68,14 +76,7 @@ TEST(ClientLimits, JsonAnswerIsNotBufferedWithoutBound) {
   EndlessAnswer answer(kTotal);
   RawServer server([&](int fd, const std::string& r) { answer(fd, r); });
   Client client(client_options(server.url()));
-  try {
-    client.get_sandbox("sbx_big");
-    FAIL() << "a 1 GiB answer was accepted";
-  } catch (const workspace::WorkspaceTransientError& e) {
-    FAIL() << "an oversized answer is not transient: " << e.what();
-  } catch (const workspace::WorkspaceError& e) {
-    EXPECT_NE(std::string(e.what()).find("larger than"), std::string::npos) << e.what();
-  }
+  EXPECT_THAT([&] { client.get_sandbox("sbx_big"); }, ThrowsNonTransientError("larger than"));
   EXPECT_LT(answer.sent(), 128u * 1024 * 1024) << "the client read " << answer.sent() << " bytes";
 }
 
@@ -90,14 +91,8 @@ TEST(ClientLimits, ARawReadOverItsCapIsRefused) {
   Client client(client_options(server.url()));
   api::CallOptions call;
   call.max_answer_bytes = file.size() - 1;
-  try {
-    client.read_file("sbx_x", "/workspace/f", call);
-    FAIL() << "a read over its cap was accepted";
-  } catch (const workspace::WorkspaceTransientError& e) {
-    FAIL() << "an oversized answer is not transient: " << e.what();
-  } catch (const workspace::WorkspaceError& e) {
-    EXPECT_NE(std::string(e.what()).find("larger than 4095 bytes"), std::string::npos) << e.what();
-  }
+  EXPECT_THAT([&] { client.read_file("sbx_x", "/workspace/f", call); },
+              ThrowsNonTransientError("larger than 4095 bytes"));
   call.max_answer_bytes = file.size();
   EXPECT_EQ(client.read_file("sbx_x", "/workspace/f", call), file);
 }
@@ -146,12 +141,7 @@ TEST(ClientLimits, ALyingContentLengthIsATransientErrorNotACrash) {
   });
   Client client(client_options(server.url()));
   const long rss_before = rss_kib();
-  try {
-    client.get_sandbox("sbx_x");
-    FAIL() << "no error";
-  } catch (const workspace::WorkspaceTransientError& e) {
-    EXPECT_TRUE(e.may_have_been_admitted());
-  }
+  EXPECT_THAT([&] { client.get_sandbox("sbx_x"); }, ThrowsTransient(true));
   EXPECT_LT(rss_kib() - rss_before, 64 * 1024) << "RSS grew by more than 64 MiB";
 }
 
@@ -179,38 +169,22 @@ TEST(ClientLimits, TheKeyTravelsOnlyInTheHeader) {
 
 // --- bounded retries against the mock ----------------------------------------------
 
-class BoundedRetries : public ::testing::Test {
+class BoundedRetries : public lizard::testing::MockFixture {
  protected:
+  explicit BoundedRetries(mock::MockOptions mock_options = {})
+      : MockFixture(std::move(mock_options)) {}
   LizardOptions options() const {
-    LizardOptions o;
-    o.api_key = server_.api_key();
-    o.project = server_.project_id();
-    o.api_url = server_.url();
+    LizardOptions o = MockFixture::options();
     o.request_timeout = 2s;
     return o;
   }
-  std::size_t count(const std::string& method, const std::string& tail) const {
-    std::size_t n = 0;
-    for (const auto& e : server_.requests()) {
-      if (e.method == method && e.path.size() >= tail.size() &&
-          e.path.compare(e.path.size() - tail.size(), tail.size(), tail) == 0) {
-        ++n;
-      }
-    }
-    return n;
-  }
-  MockServer server_;
 };
 
 TEST_F(BoundedRetries, APersistent503OnExecGivesUpAfterAFewReattachesWithoutRunning) {
   LizardSandboxBackend backend(options());
   ASSERT_EQ(backend.run(Shell{"true"}).exit_code, 0);
   server_.clear_journal();
-  FaultRule rule;
-  rule.method = "POST";
-  rule.path_pattern = "/api/sandboxes/*/exec";
-  rule.status = 503;
-  server_.add_fault(rule);
+  server_.add_fault(fault::respond("POST", "/api/sandboxes/*/exec", 503));
   try {
     backend.run(Shell{"echo x >> /workspace/ran"});
     FAIL() << "no error";
@@ -219,22 +193,18 @@ TEST_F(BoundedRetries, APersistent503OnExecGivesUpAfterAFewReattachesWithoutRunn
     EXPECT_NE(std::string(e.what()).find("unknown"), std::string::npos) << e.what();
   }
   // 1 try + 3 re-attaches, never more.
-  EXPECT_EQ(count("POST", "/exec"), 4u);
+  EXPECT_EQ(count(is_exec), 4u);
   server_.clear_faults();
   EXPECT_EQ(backend.run(Shell{"test -e /workspace/ran; echo $?"}).out, "1\n");
 }
 
 TEST_F(BoundedRetries, APersistent429OnCreateSendsOneCreatePerOperation) {
-  FaultRule rule;
-  rule.method = "POST";
-  rule.path_pattern = "/api/sandboxes";
-  rule.status = 429;
-  rule.body = R"({"error":"slow down","retryAfterS":1})";
-  server_.add_fault(rule);
+  server_.add_fault(fault::respond("POST", "/api/sandboxes", 429)
+                        .body(R"({"error":"slow down","retryAfterS":1})"));
   LizardSandboxBackend backend(options());
   for (int i = 1; i <= 3; ++i) {
-    EXPECT_THROW(backend.run(Shell{"true"}), workspace::WorkspaceTransientError);
-    EXPECT_EQ(count("POST", "/api/sandboxes"), static_cast<std::size_t>(i));
+    EXPECT_THAT([&] { backend.run(Shell{"true"}); }, ThrowsTransient(false, 429));
+    EXPECT_EQ(count(is_create), static_cast<std::size_t>(i));
   }
   server_.clear_faults();
   EXPECT_EQ(backend.run(Shell{"echo ok"}).out, "ok\n");
@@ -248,13 +218,7 @@ TEST_F(BoundedRetries, APersistent429OnCreateSendsOneCreatePerOperation) {
 TEST_F(BoundedRetries, ARunWithATimeoutDoesNotWaitForAHungServer) {
   LizardSandboxBackend backend(options());
   ASSERT_EQ(backend.run(Shell{"true"}).exit_code, 0);
-  FaultRule rule;
-  rule.method = "POST";
-  rule.path_pattern = "/api/sandboxes/*/exec";
-  rule.action = FaultRule::Action::kDelay;
-  rule.delay = 12s;
-  rule.times = 1;
-  server_.add_fault(rule);
+  server_.add_fault(fault::delay("POST", "/api/sandboxes/*/exec", 12s).times(1));
   workspace::RunOptions run_options;
   run_options.timeout = workspace::Seconds(1);
   const auto start = std::chrono::steady_clock::now();
@@ -275,20 +239,11 @@ TEST_F(BoundedRetries, ARunWithATimeoutDoesNotWaitForAHungServer) {
 TEST_F(BoundedRetries, ANegativeFileSizeIsRejectedAsMalformed) {
   LizardSandboxBackend backend(options());
   backend.write_bytes("/workspace/f", "abc");
-  FaultRule rule;
-  rule.method = "GET";
-  rule.path_pattern = "/api/sandboxes/*/files/stat";
-  rule.status = 200;
-  rule.times = 1;
-  rule.body = R"({"name":"f","path":"/workspace/f","type":"file","size":-1,"mode":1e300,)"
-              R"("modTime":1e300})";
-  server_.add_fault(rule);
-  try {
-    backend.stat("/workspace/f");
-    FAIL() << "a size of -1 was accepted";
-  } catch (const workspace::WorkspaceError& e) {
-    EXPECT_NE(std::string(e.what()).find("malformed \"size\""), std::string::npos) << e.what();
-  }
+  server_.add_fault(fault::respond("GET", "/api/sandboxes/*/files/stat", 200)
+                        .body(R"({"name":"f","path":"/workspace/f","type":"file","size":-1,)"
+                              R"("mode":1e300,"modTime":1e300})")
+                        .times(1));
+  EXPECT_THAT([&] { backend.stat("/workspace/f"); }, ThrowsNonTransientError("malformed \"size\""));
   // The fault was used once: the real answer decodes again.
   EXPECT_EQ(backend.stat("/workspace/f").size, 3u);
 }
@@ -296,40 +251,25 @@ TEST_F(BoundedRetries, ANegativeFileSizeIsRejectedAsMalformed) {
 // D2 (the other branch): a refused re-attach of a started run with a short
 // Retry-After is waited for and re-sent; the run returns its result and the
 // command ran once. (A long one is raised admitted: FaultMatrix.ExecLong429.)
-TEST(BoundedReattach, AShortRetryAfterOnTheReattachOfAStartedRunIsWaitedFor) {
-  mock::MockOptions mo;
-  mo.exec_limit = 400ms;  // cuts the first exec: the next one is a re-attach
-  MockServer server(mo);
-  LizardOptions o;
-  o.api_key = server.api_key();
-  o.project = server.project_id();
-  o.api_url = server.url();
-  o.request_timeout = 2s;
-  LizardSandboxBackend backend(o);
+class BoundedReattach : public BoundedRetries {
+ protected:
+  // Cuts the first exec: the next one is a re-attach.
+  BoundedReattach() : BoundedRetries(mock::MockOptions{.exec_limit = 400ms}) {}
+};
+
+TEST_F(BoundedReattach, AShortRetryAfterOnTheReattachOfAStartedRunIsWaitedFor) {
+  LizardSandboxBackend backend(options());
   ASSERT_EQ(backend.run(Shell{"true"}).exit_code, 0);
-  server.clear_journal();
-  FaultRule pass;
-  pass.method = "POST";
-  pass.path_pattern = "/api/sandboxes/*/exec";
-  pass.action = FaultRule::Action::kDelay;
-  pass.delay = 0ms;
-  pass.times = 1;
-  server.add_fault(pass);
-  FaultRule refuse;
-  refuse.method = "POST";
-  refuse.path_pattern = "/api/sandboxes/*/exec";
-  refuse.status = 429;
-  refuse.body = R"({"error":"Rate limit exceeded","code":"RATE_LIMITED","retryAfterS":1})";
-  refuse.times = 1;
-  server.add_fault(refuse);
+  server_.clear_journal();
+  server_.add_fault(fault::delay("POST", "/api/sandboxes/*/exec", 0ms).times(1));
+  server_.add_fault(
+      fault::respond("POST", "/api/sandboxes/*/exec", 429)
+          .body(R"({"error":"Rate limit exceeded","code":"RATE_LIMITED","retryAfterS":1})")
+          .times(1));
   const auto result = backend.run(Shell{"echo x >> /workspace/runs.log; sleep 1; echo ok"});
   EXPECT_EQ(result.out, "ok\n");
   EXPECT_EQ(backend.read_bytes("/workspace/runs.log"), "x\n");
-  std::size_t execs = 0;
-  for (const auto& e : server.requests()) {
-    if (e.method == "POST" && e.path.ends_with("/exec")) ++execs;
-  }
-  EXPECT_GE(execs, 3u) << "start, refused re-attach, re-attach";
+  EXPECT_GE(count(is_exec), 3u) << "start, refused re-attach, re-attach";
 }
 
 }  // namespace

@@ -6,14 +6,16 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lizard/mock/mock_server.h"
+#include "lizard/testing/faults.h"
 
 namespace lizard::faults {
 
 using namespace std::chrono_literals;
-using mock::FaultRule;
+namespace fault = lizard::testing::fault;
 
 enum class Op { kCreate, kAttach, kExec, kExecLong, kRead, kWrite, kStat, kList, kKill };
 enum class Fault {
@@ -160,103 +162,82 @@ inline std::string outcome_list(const std::vector<Outcome>& outcomes) {
 constexpr std::size_t kHugeBytes = 300u * 1024 * 1024;
 constexpr auto kDelay = 1500ms;
 
-// The route an operation's faulted request takes.
-inline void set_route(Op op, FaultRule& r) {
+// The route an operation's faulted request takes: method and path pattern.
+struct Route {
+  const char* method;
+  const char* path;
+};
+
+inline Route route_of(Op op) {
   switch (op) {
     case Op::kCreate:
-      r.method = "POST";
-      r.path_pattern = "/api/sandboxes";
-      break;
+      return {"POST", "/api/sandboxes"};
     case Op::kAttach:
-      r.method = "GET";
-      r.path_pattern = "/api/sandboxes/*";
-      break;
+      return {"GET", "/api/sandboxes/*"};
     case Op::kExec:
     case Op::kExecLong:
-      r.method = "POST";
-      r.path_pattern = "/api/sandboxes/*/exec";
-      break;
+      return {"POST", "/api/sandboxes/*/exec"};
     case Op::kRead:
-      r.method = "GET";
-      r.path_pattern = "/api/sandboxes/*/files";
-      break;
+      return {"GET", "/api/sandboxes/*/files"};
     case Op::kWrite:
-      r.method = "POST";
-      r.path_pattern = "/api/sandboxes/*/files";
-      break;
+      return {"POST", "/api/sandboxes/*/files"};
     case Op::kStat:
-      r.method = "GET";
-      r.path_pattern = "/api/sandboxes/*/files/stat";
-      break;
+      return {"GET", "/api/sandboxes/*/files/stat"};
     case Op::kList:
-      r.method = "GET";
-      r.path_pattern = "/api/sandboxes/*/files/list";
-      break;
+      return {"GET", "/api/sandboxes/*/files/list"};
     case Op::kKill:
-      r.method = "DELETE";
-      r.path_pattern = "/api/sandboxes/*";
-      break;
+      return {"DELETE", "/api/sandboxes/*"};
   }
+  return {"?", "?"};
 }
 
 // What the mock does to that request.
-inline void set_action(Fault f, FaultRule& r) {
+inline fault::Builder fault_on(Fault f, const Route& route) {
   switch (f) {
     case Fault::k500:
     case Fault::k502:
     case Fault::k503:
-      r.action = FaultRule::Action::kRespond;
-      r.status = f == Fault::k500 ? 500 : f == Fault::k502 ? 502 : 503;
-      r.body = R"({"error":"injected server failure","code":"INTERNAL"})";
-      break;
+      return fault::respond(route.method, route.path,
+                            f == Fault::k500   ? 500
+                            : f == Fault::k502 ? 502
+                                               : 503)
+          .body(R"({"error":"injected server failure","code":"INTERNAL"})");
     case Fault::k429:
-      r.action = FaultRule::Action::kRespond;
-      r.status = 429;
-      r.body = R"({"error":"Rate limit exceeded","code":"RATE_LIMITED","retryAfterS":7})";
-      break;
+      return fault::respond(route.method, route.path, 429)
+          .body(R"({"error":"Rate limit exceeded","code":"RATE_LIMITED","retryAfterS":7})");
     case Fault::kClose:
-      r.action = FaultRule::Action::kClose;
-      break;
+      return fault::close(route.method, route.path);
     case Fault::kCloseAfter:
-      r.action = FaultRule::Action::kCloseAfterHandling;
-      break;
+      return fault::close_after_handling(route.method, route.path);
     case Fault::kTruncate:
-      r.action = FaultRule::Action::kTruncate;
-      r.truncate_at = 1;
-      break;
+      return fault::truncate(route.method, route.path, 1);
     case Fault::kDelay:
-      r.action = FaultRule::Action::kDelay;
-      r.delay = kDelay;
-      break;
+      return fault::delay(route.method, route.path, kDelay);
     case Fault::kMalformed:
-      r.action = FaultRule::Action::kRespond;
-      r.status = 200;
-      r.body = R"({"sandboxId":"sbx_cut", "stdout": "x)";
-      break;
+      return fault::respond(route.method, route.path, 200)
+          .body(R"({"sandboxId":"sbx_cut", "stdout": "x)");
     case Fault::kHtml:
-      r.action = FaultRule::Action::kRespond;
-      r.status = 502;
-      r.content_type = "text/html";
-      r.body =
-          "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
-          "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
-          "</body>\r\n</html>\r\n";
-      break;
-    case Fault::kHuge:
-      r.action = FaultRule::Action::kRespond;
-      r.status = 200;
-      r.body.assign(kHugeBytes, ' ');
-      r.body += "{";
-      break;
+      return fault::respond(route.method, route.path, 502)
+          .body(
+              "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+              "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
+              "</body>\r\n</html>\r\n",
+              "text/html");
+    case Fault::kHuge: {
+      // Built in place: a builder chain would copy the 300 MiB body.
+      fault::Builder huge = fault::respond(route.method, route.path, 200);
+      huge.body(std::string(kHugeBytes, ' ') + "{");
+      return huge;
+    }
   }
+  return fault::respond(route.method, route.path, 500);
 }
 
-inline FaultRule rule_for(Op op, Fault f) {
-  FaultRule r;
-  r.times = 1;
-  set_route(op, r);
-  set_action(f, r);
-  return r;
+// The cell's fault: once, on the operation's route.
+inline mock::FaultRule rule_for(Op op, Fault f) {
+  fault::Builder rule = fault_on(f, route_of(op));
+  rule.times(1);
+  return rule;  // an rvalue here: the body is moved out (kHuge's is 300 MiB)
 }
 
 }  // namespace lizard::faults

@@ -24,13 +24,14 @@
 #include "fault_matrix_cells.h"
 #include "fault_support.h"
 #include "lizard/mock/mock_server.h"
+#include "lizard/testing/mock_fixture.h"
 #include "lizard/workspace/errors.h"
 #include "lizard/workspace/lizard_sandbox_backend.h"
 
 namespace lizard::faults {
 namespace {
 
-using mock::FaultRule;
+using lizard::testing::is_create;
 using mock::MockOptions;
 using mock::MockServer;
 using workspace::LizardOptions;
@@ -70,9 +71,17 @@ std::size_t marker_lines(const MockServer& server, const std::string& sandbox_id
 const std::string kRunScript = "echo x >> /workspace/runs.log; echo ok";
 const std::string kLongScript = "echo x >> /workspace/runs.log; sleep 1; echo ok";
 
-class Cell : public ::testing::Test {
+// The long-command path: the server's per-request limit cuts the first
+// exec, the client re-sends it (re-attach), and the fault hits that.
+MockOptions mock_options_for(Op op) {
+  MockOptions mo;
+  if (op == Op::kExecLong) mo.exec_limit = 400ms;
+  return mo;
+}
+
+class Cell : public lizard::testing::MockFixture {
  public:
-  Cell(Op op, Fault fault) : op_(op), fault_(fault) {}
+  Cell(Op op, Fault fault) : MockFixture(mock_options_for(op)), op_(op), fault_(fault) {}
 
   void TestBody() override {
     set_up();
@@ -80,7 +89,7 @@ class Cell : public ::testing::Test {
     // Settle the baseline once the warm-up connections are pooled.
     const std::size_t fds_before = open_fds();
     const long threads_before = threads();
-    server_->clear_journal();
+    server_.clear_journal();
     add_faults();
 
     const Attempt attempt = attempt_faulted();
@@ -89,18 +98,18 @@ class Cell : public ::testing::Test {
     // The mock may still be handling a delayed request: let it finish so that
     // what follows sees its side effects.
     if (fault_ == Fault::kDelay) {
-      ASSERT_TRUE(eventually([&] { return count_route() >= (op_ == Op::kExecLong ? 2u : 1u); }));
+      ASSERT_TRUE(Eventually([&] { return count_route() >= (op_ == Op::kExecLong ? 2u : 1u); }));
     }
-    server_->clear_faults();
+    server_.clear_faults();
 
     follow_up(*backend_, sandbox_id_);
 
     // No leak: sandboxes hold fds in the mock; only the client's must be back.
     backend_.reset();
-    server_->reset();
-    EXPECT_TRUE(eventually([&] { return open_fds() <= fds_before + 2; }, 5s))
+    server_.reset();
+    EXPECT_TRUE(Eventually([&] { return open_fds() <= fds_before + 2; }, 5s))
         << "fds before " << fds_before << ", after " << open_fds();
-    EXPECT_TRUE(eventually([&] { return threads() <= threads_before + 1; }, 5s))
+    EXPECT_TRUE(Eventually([&] { return threads() <= threads_before + 1; }, 5s))
         << "threads before " << threads_before << ", after " << threads();
   }
 
@@ -113,14 +122,9 @@ class Cell : public ::testing::Test {
     std::string read_back;
   };
 
-  // The mock, and a backend ready for the operation (for an attach, one
-  // built from the ref of a sandbox made first).
+  // A backend ready for the operation (for an attach, one built from the
+  // ref of a sandbox made first).
   void set_up() {
-    MockOptions mo;
-    // The long-command path: the server's per-request limit cuts the first
-    // exec, the client re-sends it (re-attach), and the fault hits that.
-    if (op_ == Op::kExecLong) mo.exec_limit = 400ms;
-    server_ = std::make_unique<MockServer>(mo);
     // One answered request first: the mock starts its worker pool lazily.
     workspace::LizardSandbox(options()).destroy({"lizard", "sbx_warm_up"});
     backend_ = std::make_unique<LizardSandboxBackend>(options());
@@ -140,15 +144,9 @@ class Cell : public ::testing::Test {
   void add_faults() {
     if (op_ == Op::kExecLong) {
       // Rule 1 lets the first exec through (it is cut by the limit); rule 2 is the fault.
-      FaultRule pass;
-      pass.method = "POST";
-      pass.path_pattern = "/api/sandboxes/*/exec";
-      pass.action = FaultRule::Action::kDelay;
-      pass.delay = 0ms;
-      pass.times = 1;
-      server_->add_fault(pass);
+      server_.add_fault(fault::delay("POST", "/api/sandboxes/*/exec", 0ms).times(1));
     }
-    server_->add_fault(rule_for(op_, fault_));
+    server_.add_fault(rule_for(op_, fault_));
   }
 
   Attempt attempt_faulted() {
@@ -187,7 +185,7 @@ class Cell : public ::testing::Test {
     got_ = got;
     if (got != Outcome::kOk) {
       EXPECT_FALSE(message.empty());
-      EXPECT_EQ(message.find(server_->api_key()), std::string::npos)
+      EXPECT_EQ(message.find(server_.api_key()), std::string::npos)
           << "the key leaked into: " << message;
       EXPECT_LT(message.size(), 4096u) << "an error message carries a whole answer";
     }
@@ -204,10 +202,7 @@ class Cell : public ::testing::Test {
   }
 
   LizardOptions options() const {
-    LizardOptions o;
-    o.api_key = server_->api_key();
-    o.project = server_->project_id();
-    o.api_url = server_->url();
+    LizardOptions o = MockFixture::options();
     o.request_timeout = kRequestTimeout;
     return o;
   }
@@ -245,20 +240,20 @@ class Cell : public ::testing::Test {
     if (create_admitted) {
       // The create may have happened: the backend must refuse, never create again.
       EXPECT_THROW(backend.run(Shell{"true"}), workspace::WorkspaceUnavailableError);
-      EXPECT_TRUE(eventually([&] { return count_creates() >= 1; }, 5s));
+      EXPECT_TRUE(Eventually([&] { return count_creates() >= 1; }, 5s));
       EXPECT_EQ(count_creates(), 1u) << "a create was repeated";
       const std::size_t live = handler_ran(fault_) ? 1u : 0u;
-      EXPECT_TRUE(eventually([&] { return server_->live_sandboxes() == live; }, 5s))
-          << "live sandboxes " << server_->live_sandboxes() << ", expected " << live;
+      EXPECT_TRUE(Eventually([&] { return server_.live_sandboxes() == live; }, 5s))
+          << "live sandboxes " << server_.live_sandboxes() << ", expected " << live;
       return;
     }
     if (op_ == Op::kKill) {
       EXPECT_NO_THROW(backend.destroy());
       if (is_lying_2xx(fault_) && got_ == Outcome::kOk) {
         // The server said it deleted it and did not: the backend believed it.
-        EXPECT_EQ(server_->live_sandboxes(), 1u);
+        EXPECT_EQ(server_.live_sandboxes(), 1u);
       } else {
-        EXPECT_TRUE(eventually([&] { return server_->live_sandboxes() == 0; }, 5s));
+        EXPECT_TRUE(Eventually([&] { return server_.live_sandboxes() == 0; }, 5s));
       }
       EXPECT_THROW(backend.run(Shell{"true"}), workspace::WorkspaceUnavailableError);
       return;
@@ -267,7 +262,7 @@ class Cell : public ::testing::Test {
     EXPECT_EQ(next.exit_code, 0);
     EXPECT_EQ(next.out, "ok\n");
     if (sandbox_id.empty()) sandbox_id = backend.ref()->id;
-    EXPECT_EQ(server_->live_sandboxes(), 1u) << "a second sandbox exists";
+    EXPECT_EQ(server_.live_sandboxes(), 1u) << "a second sandbox exists";
     EXPECT_LE(count_creates(), op_ == Op::kCreate ? 2u : 0u);
 
     // How many times the marker command ran: the faulted run (when it ran at
@@ -278,8 +273,8 @@ class Cell : public ::testing::Test {
     if (op_ == Op::kExecLong) faulted_runs = 1;
     if (op_ == Op::kCreate || op_ == Op::kAttach || op_ == Op::kExec || op_ == Op::kExecLong) {
       EXPECT_TRUE(
-          eventually([&] { return marker_lines(*server_, sandbox_id) == faulted_runs + 1; }, 5s))
-          << "the marker command ran " << marker_lines(*server_, sandbox_id) << " times; expected "
+          Eventually([&] { return marker_lines(server_, sandbox_id) == faulted_runs + 1; }, 5s))
+          << "the marker command ran " << marker_lines(server_, sandbox_id) << " times; expected "
           << faulted_runs + 1;
     }
     if (op_ == Op::kWrite) {
@@ -303,7 +298,7 @@ class Cell : public ::testing::Test {
       return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
     };
     std::size_t n = 0;
-    for (const auto& e : server_->requests()) {
+    for (const auto& e : server_.requests()) {
       bool match = false;
       switch (op_) {
         case Op::kCreate:
@@ -338,18 +333,11 @@ class Cell : public ::testing::Test {
     return n;
   }
 
-  std::size_t count_creates() const {
-    std::size_t n = 0;
-    for (const auto& e : server_->requests()) {
-      if (e.method == "POST" && e.path == "/api/sandboxes") ++n;
-    }
-    return n;
-  }
+  std::size_t count_creates() const { return count(is_create); }
 
   Op op_;
   Fault fault_;
   Outcome got_ = Outcome::kOk;
-  std::unique_ptr<MockServer> server_;
   std::unique_ptr<LizardSandboxBackend> backend_;
   std::string sandbox_id_;
 };

@@ -1,7 +1,7 @@
-// Shared helpers of the fault tests: process resource samples (fds, threads,
-// RSS), waiting on a condition with a deadline, and a hostile raw HTTP server
-// that answers with whatever bytes a test scripts (lying Content-Length,
-// endless bodies, headers the mock's faults cannot set).
+// Shared helpers of the fault tests: a hostile raw HTTP server that answers
+// with whatever bytes a test scripts (lying Content-Length, endless bodies,
+// headers the mock's faults cannot set). Process samples (fds, threads, RSS)
+// and Eventually are lizard::testing's, brought into lizard::faults here.
 #pragma once
 
 #include <netinet/in.h>
@@ -10,52 +10,29 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
+
+#include "lizard/testing/eventually.h"
+#include "lizard/testing/process.h"
 
 namespace lizard::faults {
 
 using namespace std::chrono_literals;
 
-// Open file descriptors of this process.
-inline std::size_t open_fds() {
-  std::size_t n = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-    ++n;
-  }
-  return n;
-}
-
-// A field of /proc/self/status ("Threads", "VmRSS" in kB, "VmHWM" in kB).
-inline long status_field(const std::string& name) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(name + ":", 0) == 0) return std::stol(line.substr(name.size() + 1));
-  }
-  return -1;
-}
-inline long threads() { return status_field("Threads"); }
-inline long rss_kib() { return status_field("VmRSS"); }
-
-// Waits for `condition` with a deadline (no fixed sleeps).
-template <typename Cond>
-bool eventually(Cond condition, std::chrono::milliseconds deadline = 20s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return condition();
-}
+// The process samples and Eventually come from lizard::testing.
+using lizard::testing::Eventually;
+using lizard::testing::open_fds;
+using lizard::testing::rss_kib;
+using lizard::testing::threads;
 
 // Writes all of `bytes`; false when the peer went away.
 inline bool send_all(int fd, std::string_view bytes) {

@@ -21,14 +21,17 @@
 
 #include "fault_support.h"
 #include "lizard/mock/mock_server.h"
+#include "lizard/testing/mock_fixture.h"
 #include "lizard/workspace/lizard_sandbox_backend.h"
 
 namespace lizard::faults {
 namespace {
 
+using lizard::testing::is_create;
+using lizard::testing::is_delete;
+using lizard::testing::options_for;
 using mock::MockServer;
 using workspace::Argv;
-using workspace::LizardOptions;
 using workspace::LizardSandboxBackend;
 using workspace::Shell;
 
@@ -62,14 +65,6 @@ std::size_t child_processes() {
     }
   }
   return n;
-}
-
-LizardOptions options_for(const MockServer& server) {
-  LizardOptions o;
-  o.api_key = server.api_key();
-  o.project = server.project_id();
-  o.api_url = server.url();
-  return o;
 }
 
 struct Sample {
@@ -184,15 +179,15 @@ TEST(LoadSoak, ThousandsOfCommandsAndFileOpsFromSixteenThreadsLeakNothing) {
   // by the cache, not by the number of operations.
   EXPECT_LE(open_fds(), before.fds + 2 * kThreads + 8)
       << "fds " << before.fds << " -> " << open_fds();
-  EXPECT_TRUE(eventually([&] { return threads() <= before.threads + 2; }, 10s))
+  EXPECT_TRUE(Eventually([&] { return threads() <= before.threads + 2; }, 10s))
       << "threads " << before.threads << " -> " << threads();
   const Sample after = sample();
   EXPECT_LT(after.rss_kib - before.rss_kib, 64 * 1024) << "RSS grew by more than 64 MiB";
-  EXPECT_TRUE(eventually([&] { return server.live_processes() == 0; }, 10s));
+  EXPECT_TRUE(Eventually([&] { return server.live_processes() == 0; }, 10s));
   // Gone with the backend and its sandbox: every fd it used.
   backend.destroy();
   owned.reset();
-  EXPECT_TRUE(eventually([&] { return open_fds() <= fds_initial + 2; }, 10s))
+  EXPECT_TRUE(Eventually([&] { return open_fds() <= fds_initial + 2; }, 10s))
       << "fds at start " << fds_initial << ", after the backend is gone " << open_fds();
   const std::size_t fds_final = open_fds();
   std::cout << "soak: " << commands << " commands + " << file_ops
@@ -211,8 +206,8 @@ TEST(LoadSoak, AHundredBackendsCreatedAndDestroyedLeaveNothingInTheMock) {
     warm.run(Argv{{"true"}});
     warm.destroy();
   }
-  ASSERT_TRUE(eventually([&] { return server.live_sandboxes() == 0; }));
-  ASSERT_TRUE(eventually([&] { return child_processes() == 0; }));
+  ASSERT_TRUE(Eventually([&] { return server.live_sandboxes() == 0; }));
+  ASSERT_TRUE(Eventually([&] { return child_processes() == 0; }));
   const Sample before = sample();
   std::vector<std::thread> workers;
   std::atomic<std::size_t> next{0};
@@ -236,16 +231,16 @@ TEST(LoadSoak, AHundredBackendsCreatedAndDestroyedLeaveNothingInTheMock) {
   std::size_t creates = 0;
   std::size_t deletes = 0;
   for (const auto& e : server.requests()) {
-    if (e.method == "POST" && e.path == "/api/sandboxes") ++creates;
-    if (e.method == "DELETE" && e.status == 200) ++deletes;
+    if (is_create(e)) ++creates;
+    if (is_delete(e) && e.status == 200) ++deletes;
   }
   EXPECT_EQ(creates, backends + 1);
   EXPECT_EQ(deletes, backends + 1);
-  EXPECT_TRUE(eventually([&] { return server.live_sandboxes() == 0; }));
-  EXPECT_TRUE(eventually([&] { return server.live_processes() == 0; }));
-  EXPECT_TRUE(eventually([&] { return child_processes() == 0; }))
+  EXPECT_TRUE(Eventually([&] { return server.live_sandboxes() == 0; }));
+  EXPECT_TRUE(Eventually([&] { return server.live_processes() == 0; }));
+  EXPECT_TRUE(Eventually([&] { return child_processes() == 0; }))
       << child_processes() << " processes left behind";
-  EXPECT_TRUE(eventually([&] { return open_fds() <= before.fds + 4; }, 10s))
+  EXPECT_TRUE(Eventually([&] { return open_fds() <= before.fds + 4; }, 10s))
       << "fds " << before.fds << " -> " << open_fds();
   const Sample after = sample();
   std::cout << "soak: " << backends << " backends created and destroyed; fds " << before.fds

@@ -2,6 +2,7 @@
 // each route sends (method, URL, headers, body, deadline, connection), how
 // each answer is decoded, and answers a real server should never give
 // (malformed JSON, the wrong content, a stream cut short).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,12 +16,16 @@
 #include <vector>
 
 #include "lizard/api/client.h"
+#include "lizard/testing/matchers.h"
 #include "scripted_transport.h"
 
 namespace lizard::api {
 namespace {
 
 using namespace std::chrono_literals;
+using lizard::testing::ThrowsNonTransientError;
+using lizard::testing::ThrowsTransient;
+using lizard::testing::ThrowsWorkspaceError;
 using scripted::ScriptedTransport;
 using scripted::SentRequest;
 using workspace::WorkspaceError;
@@ -400,27 +405,15 @@ TEST_F(ScriptedClientTest, MalformedJsonOnEveryDecodingRouteIsAWorkspaceError) {
   for (const std::string body : {R"({"sandboxId":)", "<html><body>502 Bad Gateway</body></html>"}) {
     for (const auto& [name, route] : routes) {
       transport_->answer(200, body);
-      try {
-        route();
-        ADD_FAILURE() << name << ": accepted " << body;
-      } catch (const WorkspaceTransientError& e) {
-        ADD_FAILURE() << name << ": malformed JSON is not transient: " << e.what();
-      } catch (const WorkspaceError& e) {
-        EXPECT_NE(std::string(e.what()).find("malformed JSON"), std::string::npos)
-            << name << ": " << e.what();
-      }
+      EXPECT_THAT(route, ThrowsNonTransientError("malformed JSON")) << name << ": " << body;
     }
   }
 }
 
 TEST_F(ScriptedClientTest, WellFormedAnswersOfTheWrongShape) {
   transport_->answer(200, "{}");
-  try {
-    client_.create_sandbox({.project_id = "p"});
-    ADD_FAILURE() << "a create answer without an ID was accepted";
-  } catch (const WorkspaceError& e) {
-    EXPECT_NE(std::string(e.what()).find("names no sandbox"), std::string::npos) << e.what();
-  }
+  EXPECT_THAT([&] { client_.create_sandbox({.project_id = "p"}); },
+              ThrowsWorkspaceError("names no sandbox"));
   transport_->answer(200, "[]");
   EXPECT_THROW(client_.exec("s", {.cmd = std::string("x")}), WorkspaceError);  // no exitCode
   transport_->answer(200, R"({"exitCode":4294967296})");
@@ -452,21 +445,9 @@ TEST_F(ScriptedClientTest, AServerThatHangsUpIsTransientAndSaysWhetherItCouldHav
     EXPECT_NE(std::string(e.what()).find("Empty reply from server"), std::string::npos);
   }
   transport_->fail(TransportFailure::kConnectionFailed, false, "Connection reset");
-  try {
-    client_.create_sandbox({.project_id = "p"});
-    ADD_FAILURE() << "no error";
-  } catch (const WorkspaceTransientError& e) {
-    EXPECT_FALSE(e.may_have_been_admitted());
-  }
+  EXPECT_THAT([&] { client_.create_sandbox({.project_id = "p"}); }, ThrowsTransient(false));
   transport_->fail(TransportFailure::kAnswerTooLarge, true);
-  try {
-    client_.get_sandbox("s");
-    ADD_FAILURE() << "no error";
-  } catch (const WorkspaceTransientError& e) {
-    ADD_FAILURE() << "an oversized answer is not transient: " << e.what();
-  } catch (const WorkspaceError& e) {
-    EXPECT_NE(std::string(e.what()).find("larger than 4096 bytes"), std::string::npos);
-  }
+  EXPECT_THAT([&] { client_.get_sandbox("s"); }, ThrowsNonTransientError("larger than 4096 bytes"));
 }
 
 TEST_F(ScriptedClientTest, AnHtmlErrorPageBecomesABoundedMessage) {

@@ -2,6 +2,7 @@
 // in-test httplib server (keep-alive, deadline, cancellation, large reads),
 // and the client against the embedded mock. The socket-free tests are in
 // client_errors_test.cc and client_requests_test.cc.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -14,11 +15,15 @@
 #include "lizard/api/client.h"
 #include "lizard/api/codec.h"
 #include "lizard/mock/mock_server.h"
+#include "lizard/testing/eventually.h"
+#include "lizard/testing/matchers.h"
 
 namespace lizard::api {
 namespace {
 
 using namespace std::chrono_literals;
+using lizard::testing::Eventually;
+using lizard::testing::ThrowsTransient;
 constexpr const char* kSecret = "liz_secret_key_123";
 
 TEST(Base64Test, RoundTripsEveryLengthAndRejectsGarbage) {
@@ -101,12 +106,7 @@ TEST(ClientTransportTest, DeadlineAndCancellationEndAHangingRequest) {
     res.set_content("{}", "application/json");
   });
   Client client({.api_key = kSecret, .api_url = tiny.url()});
-  try {
-    client.get_sandbox("s", {.timeout = 300ms});
-    ADD_FAILURE() << "expected a deadline";
-  } catch (const workspace::WorkspaceTransientError& e) {
-    EXPECT_TRUE(e.may_have_been_admitted());
-  }
+  EXPECT_THAT([&] { client.get_sandbox("s", {.timeout = 300ms}); }, ThrowsTransient(true));
   std::stop_source stop;
   std::thread canceller([&] {
     std::this_thread::sleep_for(200ms);
@@ -127,12 +127,7 @@ TEST(ClientTransportTest, ConnectionRefusedWasNotAdmitted) {
     port = std::stoi(tiny.url().substr(tiny.url().rfind(':') + 1));
   }
   Client client({.api_key = kSecret, .api_url = "http://127.0.0.1:" + std::to_string(port)});
-  try {
-    client.list_projects();
-    ADD_FAILURE() << "expected a transient error";
-  } catch (const workspace::WorkspaceTransientError& e) {
-    EXPECT_FALSE(e.may_have_been_admitted());
-  }
+  EXPECT_THAT([&] { client.list_projects(); }, ThrowsTransient(false));
 }
 
 TEST(ClientTransportTest, LargeRawReadLandsWhole) {
@@ -232,12 +227,10 @@ TEST_F(ClientMockTest, ProcessesCanBeListedAndSignalled) {
     EXPECT_EQ(r.exit_code, 128 + 15);
   });
   std::vector<ProcessInfo> running;
-  const auto end = std::chrono::steady_clock::now() + 20s;
-  while (running.empty() && std::chrono::steady_clock::now() < end) {
+  ASSERT_TRUE(Eventually([&] {
     running = client_.list_processes(info.sandbox_id);
-    if (running.empty()) std::this_thread::sleep_for(20ms);
-  }
-  ASSERT_FALSE(running.empty());
+    return !running.empty();
+  }));
   client_.signal_process(info.sandbox_id, running.front().pid, "SIGTERM");
   runner.join();
 }

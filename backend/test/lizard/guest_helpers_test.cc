@@ -14,13 +14,17 @@
 #include <fstream>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "lizard/testing/eventually.h"
 
 extern char** environ;
 
 namespace lizard::workspace::internal {
 namespace {
+
+using namespace std::chrono_literals;
+using lizard::testing::Eventually;
 
 struct Local {
   int status = -1;
@@ -162,11 +166,7 @@ TEST_F(GuestHelpersTest, AFinishedRunLeavesNoWatchdogBehind) {
   const auto sleeping = [] {
     return run_local({"/bin/sh", "-c", "ps -eo args | grep -c '^sleep 987.654$'"}).out;
   };
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (sleeping() != "0\n" && std::chrono::steady_clock::now() < end) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_EQ(sleeping(), "0\n");
+  EXPECT_TRUE(Eventually([&] { return sleeping() == "0\n"; }, 10s)) << sleeping();
 }
 
 TEST_F(GuestHelpersTest, BackgroundChildHoldingStdoutDoesNotHoldTheResult) {
@@ -215,11 +215,7 @@ TEST_F(GuestHelpersTest, CleanupListRemovesEarlierRunDirectories) {
     return !std::filesystem::exists(file(first, "p")) &&
            !std::filesystem::exists(file(first, "o")) && !std::filesystem::exists(file(first, "s"));
   };
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!gone() && std::chrono::steady_clock::now() < end) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(gone());
+  EXPECT_TRUE(Eventually(gone, 10s));
   EXPECT_TRUE(std::filesystem::exists(file(second, "s")));
 }
 

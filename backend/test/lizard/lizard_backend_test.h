@@ -1,86 +1,47 @@
 // The fixtures of LizardSandboxBackend's tests against the embedded mock
-// (lizard_backend_test.cc, lizard_command_test.cc, lizard_files_test.cc);
-// the mock's request journal shows what went over the wire.
+// (lizard_backend_test.cc, lizard_command_test.cc, lizard_files_test.cc),
+// on lizard::testing::MockFixture: the mock's request journal shows what
+// went over the wire.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cstdint>
+#include <cstddef>
 #include <memory>
-#include <random>
-#include <string>
-#include <thread>
-#include <vector>
 
-#include "lizard/mock/mock_server.h"
+#include "lizard/testing/eventually.h"
+#include "lizard/testing/faults.h"
+#include "lizard/testing/matchers.h"
+#include "lizard/testing/mock_fixture.h"
 #include "lizard/workspace/lizard_sandbox_backend.h"
 
 namespace lizard::workspace::lizard_test {
 
 using namespace std::chrono_literals;
-using mock::FaultRule;
-using mock::JournalEntry;
+using lizard::testing::Eventually;
+using lizard::testing::is_create;
+using lizard::testing::is_delete;
+using lizard::testing::is_exec;
+using lizard::testing::ThrowsInvalidArgument;
+using lizard::testing::ThrowsPathError;
+using lizard::testing::ThrowsTransient;
+using lizard::testing::ThrowsUnavailable;
 using mock::MockOptions;
-using mock::MockServer;
+namespace fault = lizard::testing::fault;
 
-inline bool is_exec(const JournalEntry& e) {
-  return e.method == "POST" && e.path.size() > 5 && e.path.substr(e.path.size() - 5) == "/exec";
-}
-inline bool is_create(const JournalEntry& e) {
-  return e.method == "POST" && e.path == "/api/sandboxes";
-}
-
-template <typename Pred>
-std::size_t count_if(const std::vector<JournalEntry>& journal, Pred pred) {
-  return static_cast<std::size_t>(std::count_if(journal.begin(), journal.end(), pred));
-}
-
-// Waits for `condition` with a deadline (no fixed sleeps).
-template <typename Cond>
-bool eventually(Cond condition, std::chrono::milliseconds deadline = 20s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
-}
-
-inline std::string random_bytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::string out(n, '\0');
-  for (auto& c : out) c = static_cast<char>(gen() & 0xFF);
-  return out;
-}
-
-class LizardBackendTest : public ::testing::Test {
- protected:
-  explicit LizardBackendTest(MockOptions mock_options = {}) : server_(std::move(mock_options)) {}
-
-  LizardOptions options() const {
-    LizardOptions o;
-    o.api_key = server_.api_key();
-    o.project = server_.project_id();
-    o.api_url = server_.url();
-    return o;
-  }
-
-  std::vector<JournalEntry> journal() const { return server_.requests(); }
-
-  MockServer server_;
-};
+// A fresh mock and no backend yet.
+using LizardBackendTest = lizard::testing::MockFixture;
 
 // A backend whose sandbox exists, and a clean journal.
-class LizardCommandTest : public LizardBackendTest {
+class LizardCommandTest : public lizard::testing::MockFixture {
  protected:
   void SetUp() override {
-    backend_ = std::make_unique<LizardSandboxBackend>(options());
+    backend_ = make_backend();
     backend_->run(Shell{"true"});  // creates the sandbox
     server_.clear_journal();
   }
-  std::size_t execs() const { return count_if(journal(), is_exec); }
+  std::size_t execs() const { return count(is_exec); }
   std::unique_ptr<LizardSandboxBackend> backend_;
 };
 

@@ -1,4 +1,8 @@
 // LocalWorkspaceBackend::run: the cmd.* rules of the workspace contract.
+// Beyond the suite's cmd.* rules (ctest conformance_local): program lookup
+// on the command's PATH, scripts without a shebang, a group that ignores
+// SIGTERM, no inherited descriptors, the exact minimal environment, a run
+// cancelled before it starts, and signal_own_group.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -20,11 +24,11 @@
 namespace lizard::workspace {
 namespace {
 
+using local_test::Eventually;
+using local_test::LocalBackendTest;
+using local_test::process_gone;
 using ::testing::HasSubstr;
-using testing::LocalBackendTest;
 using ::testing::Not;
-using testing::process_gone;
-using testing::wait_for;
 
 // A test that takes longer than this has hung (generous: the machine is shared).
 constexpr auto kHangBound = std::chrono::seconds(20);
@@ -185,7 +189,7 @@ TEST_F(Commands, OneByteOverTheLimitThrowsWithHeadsAndStopsTheGroup) {
       EXPECT_EQ(small, "small");
     }
     const pid_t background = pid_in("bg.pid");
-    EXPECT_TRUE(wait_for([&] { return process_gone(background); })) << background;
+    EXPECT_TRUE(Eventually([&] { return process_gone(background); })) << background;
   }
 }
 
@@ -200,7 +204,7 @@ TEST_F(Commands, BackgroundChildDoesNotHoldTheResult) {
   EXPECT_FALSE(process_gone(child));
   // ...until the environment is destroyed.
   backend_->destroy();
-  EXPECT_TRUE(wait_for([&] { return process_gone(child); }));
+  EXPECT_TRUE(Eventually([&] { return process_gone(child); }));
   backend_.reset();
 }
 
@@ -235,8 +239,8 @@ TEST_F(Commands, TimeoutStopsTheGroupEvenWhenItIgnoresSigterm) {
                WorkspaceTimeoutError);
   const pid_t shell = pid_in("sh.pid");
   const pid_t background = pid_in("bg.pid");
-  EXPECT_TRUE(wait_for([&] { return process_gone(shell); }));
-  EXPECT_TRUE(wait_for([&] { return process_gone(background); }));
+  EXPECT_TRUE(Eventually([&] { return process_gone(shell); }));
+  EXPECT_TRUE(Eventually([&] { return process_gone(background); }));
 }
 
 TEST_F(Commands, InvalidTimeoutsRunNothing) {
@@ -257,7 +261,7 @@ TEST_F(Commands, CancellationStopsTheGroup) {
   RunOptions options;
   options.stop = source.get_token();
   std::jthread canceller([&] {
-    if (wait_for([&] { return backend_->exists(at("bg.pid")); })) source.request_stop();
+    if (Eventually([&] { return backend_->exists(at("bg.pid")); })) source.request_stop();
   });
   const auto start = std::chrono::steady_clock::now();
   EXPECT_THROW(backend_->run(Shell{"sleep 300 & echo $! > bg.pid.tmp; mv bg.pid.tmp bg.pid; "
@@ -266,7 +270,7 @@ TEST_F(Commands, CancellationStopsTheGroup) {
                WorkspaceCancelledError);
   EXPECT_LT(std::chrono::steady_clock::now() - start, kHangBound);
   const pid_t background = pid_in("bg.pid");
-  EXPECT_TRUE(wait_for([&] { return process_gone(background); }));
+  EXPECT_TRUE(Eventually([&] { return process_gone(background); }));
 }
 
 TEST_F(Commands, AlreadyCancelledRunsNothing) {

@@ -1,4 +1,9 @@
 // LocalWorkspaceBackend as an environment: the env.* rules of the contract.
+// Beyond the suite's env.* rules (ctest conformance_local): the ref is the
+// canonical directory, roots reached through links, attach refusing other
+// providers and relative ids, destroy of unwritable trees, destroy by
+// another object, every running command stopped by destroy, background
+// children left running when the object is dropped.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -17,9 +22,9 @@
 namespace lizard::workspace {
 namespace {
 
-using testing::LocalBackendTest;
-using testing::process_gone;
-using testing::wait_for;
+using local_test::Eventually;
+using local_test::LocalBackendTest;
+using local_test::process_gone;
 
 namespace fs = std::filesystem;
 
@@ -196,7 +201,7 @@ TEST_F(Environment, DestroyByAnotherObjectMakesThisOneUnavailable) {
 
 TEST_F(Environment, DestroyDuringACommandMakesItUnavailable) {
   std::jthread destroyer([&] {
-    if (wait_for([&] { return fs::exists(at("started")); })) backend_->destroy();
+    if (Eventually([&] { return fs::exists(at("started")); })) backend_->destroy();
   });
   EXPECT_THROW(backend_->run(Shell{"echo $$ > sh.pid; touch started; sleep 300"}),
                WorkspaceUnavailableError);
@@ -218,7 +223,7 @@ TEST_F(Environment, DestroyStopsEveryRunningCommand) {
         }
       });
     }
-    ASSERT_TRUE(wait_for([&] {
+    ASSERT_TRUE(Eventually([&] {
       for (int i = 0; i < kCommands; ++i) {
         if (!fs::exists(at("started" + std::to_string(i)))) return false;
       }
@@ -247,7 +252,7 @@ TEST_F(Environment, DroppingTheObjectLeavesBackgroundChildrenRunning) {
   backend_.reset();
   EXPECT_FALSE(process_gone(child));
   ::kill(child, SIGKILL);
-  EXPECT_TRUE(wait_for([&] { return process_gone(child); }));
+  EXPECT_TRUE(Eventually([&] { return process_gone(child); }));
   LocalWorkspaceBackend(LocalOptions{{}, {}, ref}).destroy();
 }
 

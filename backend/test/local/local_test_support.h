@@ -1,30 +1,24 @@
-// Shared helpers of the LocalWorkspaceBackend tests.
+// Shared helpers of the LocalWorkspaceBackend tests: a fixture with a fresh
+// backend, and whether a process is gone. Waiting and the error matchers are
+// lizard::testing's (Eventually, ThrowsPathError, ...).
 #pragma once
 
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/types.h>
 
-#include <chrono>
 #include <fstream>
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "lizard/testing/eventually.h"
+#include "lizard/testing/matchers.h"
 #include "lizard/workspace/local_workspace_backend.h"
 
-namespace lizard::workspace::testing {
+namespace lizard::workspace::local_test {
 
-// Waits for `condition` with a deadline; true when it became true in time.
-template <class Condition>
-bool wait_for(Condition condition, std::chrono::seconds limit = std::chrono::seconds(20)) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
+using lizard::testing::Eventually;
+using lizard::testing::ThrowsPathError;
 
 // True when no live process has this pid (a zombie awaiting a reaper counts
 // as gone: it no longer runs).
@@ -59,4 +53,4 @@ class LocalBackendTest : public ::testing::Test {
   std::string root_;
 };
 
-}  // namespace lizard::workspace::testing
+}  // namespace lizard::workspace::local_test

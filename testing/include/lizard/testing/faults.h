@@ -4,10 +4,14 @@
 //   server_.add_fault(fault::close("POST", "/api/sandboxes/*/exec"));
 //
 // A Builder converts to lizard::mock::FaultRule. Paths are the mock's globs
-// ('*' within one segment, '**' across segments).
+// ('*' within one segment, '**' across segments). respond() answers a
+// status, close() hangs up unanswered, close_after_handling() hangs up after
+// the route ran, delay() waits first, truncate() cuts the answer's body;
+// .times(n), .probability(p, seed) and .body(text, type) refine any of them.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -42,7 +46,10 @@ class Builder {
     return *this;
   }
   const mock::FaultRule& rule() const { return rule_; }
-  operator mock::FaultRule() const { return rule_; }  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor): a builder stands where a rule is expected.
+  operator mock::FaultRule() const& { return rule_; }
+  // From a builder that ends here, the rule (and a large body) is moved out.
+  operator mock::FaultRule() && { return std::move(rule_); }  // NOLINT(google-explicit-constructor)
 
  private:
   friend Builder respond(std::string, std::string, int);

@@ -8,6 +8,8 @@
 //   }
 //
 // A fixture for another era passes MockOptions: MockFixture(firecracker()).
+// options_for(server) gives the same options for a MockServer of a test's
+// own; is_create, is_exec and is_delete pick requests out of the journal.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -31,9 +33,26 @@ inline bool is_exec(const mock::JournalEntry& e) {
   return e.method == "POST" && e.path.size() > 5 && e.path.substr(e.path.size() - 5) == "/exec";
 }
 
+// A sandbox delete (DELETE /api/sandboxes/{id}; not a file's remove).
+inline bool is_delete(const mock::JournalEntry& e) {
+  const std::string prefix = "/api/sandboxes/";
+  return e.method == "DELETE" && e.path.size() > prefix.size() &&
+         e.path.compare(0, prefix.size(), prefix) == 0 &&
+         e.path.find('/', prefix.size()) == std::string::npos;
+}
+
 inline mock::MockOptions firecracker(mock::MockOptions options = {}) {
   options.era = mock::Era::kFirecracker;
   return options;
+}
+
+// Options that reach `server` (its key, first project and URL).
+inline workspace::LizardOptions options_for(const mock::MockServer& server) {
+  workspace::LizardOptions o;
+  o.api_key = server.api_key();
+  o.project = server.project_id();
+  o.api_url = server.url();
+  return o;
 }
 
 class MockFixture : public ::testing::Test {
@@ -41,13 +60,7 @@ class MockFixture : public ::testing::Test {
   explicit MockFixture(mock::MockOptions options = {}) : server_(std::move(options)) {}
 
   // Options that reach this mock (key, project, URL).
-  workspace::LizardOptions options() const {
-    workspace::LizardOptions o;
-    o.api_key = server_.api_key();
-    o.project = server_.project_id();
-    o.api_url = server_.url();
-    return o;
-  }
+  workspace::LizardOptions options() const { return options_for(server_); }
   std::unique_ptr<workspace::LizardSandboxBackend> make_backend() const {
     return std::make_unique<workspace::LizardSandboxBackend>(options());
   }
