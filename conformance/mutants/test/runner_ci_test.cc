@@ -1,0 +1,348 @@
+// The runner's CI features (ctest `suite.runner-ci`): expectations (match,
+// UNEXPECTED FAIL / PASS / SKIP, stale entries), sharding (the union of N
+// shards is the selection, without overlap), merge and compare, the report
+// formats' verdicts, output paths checked before any rule, and rules of
+// another profile decided without a session.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "lizard/conformance/expectations.h"
+#include "lizard/conformance/local_factory.h"
+#include "lizard/conformance/report_tools.h"
+#include "lizard/conformance/runner.h"
+
+namespace lizard::conformance {
+namespace {
+
+RuleResult result(const std::string& id, Status status, const std::string& reason = "") {
+  RuleResult r;
+  r.id = id;
+  r.status = status;
+  r.reason = reason;
+  return r;
+}
+
+std::string expectations_problem(const std::string& text) {
+  try {
+    parse_expectations(text, "exp.txt");
+  } catch (const ExpectationsError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Expectations, ParsesEntriesWithReasonsAndLinks) {
+  const Expectations e = parse_expectations(
+      "# known problems\n"
+      "\n"
+      "fs.permission-denied  SKIP  commands run as root\n"
+      "cmd.timeout*\tFAIL\tthe runtime kills only the parent https://tracker.example/12\n",
+      "exp.txt");
+  ASSERT_EQ(e.entries().size(), 2u);
+  EXPECT_EQ(e.entries()[0].reason, "commands run as root");
+  EXPECT_EQ(e.entries()[0].line, 3);
+  EXPECT_EQ(e.entries()[1].reason, "the runtime kills only the parent");
+  EXPECT_EQ(e.entries()[1].link, "https://tracker.example/12");
+  ASSERT_NE(e.find("cmd.timeout-partial-output"), nullptr);
+  EXPECT_EQ(e.find("cmd.timeout-partial-output")->status, Status::kFail);
+  EXPECT_EQ(e.find("cmd.result-fields"), nullptr);
+}
+
+TEST(Expectations, AnExactIdWinsOverAGlob) {
+  const Expectations e =
+      parse_expectations("fs.*  SKIP  no filesystem\nfs.exists  FAIL  exists() lies\n", "exp.txt");
+  ASSERT_NE(e.find("fs.exists"), nullptr);
+  EXPECT_EQ(e.find("fs.exists")->status, Status::kFail);
+  EXPECT_EQ(e.find("fs.make-dir")->status, Status::kSkip);
+}
+
+TEST(Expectations, StaleEntriesAreAClearErrorNamingEachLine) {
+  const std::string problem = expectations_problem(
+      "cmd.result-fields  FAIL  fine\n"
+      "cmd.no-such-rule  FAIL  renamed long ago\n"
+      "nothing.*  SKIP  a glob that matches nothing\n");
+  EXPECT_NE(problem.find("exp.txt:2: stale entry: 'cmd.no-such-rule' names no rule"),
+            std::string::npos)
+      << problem;
+  EXPECT_NE(problem.find("exp.txt:3: stale entry: 'nothing.*' matches no rule"), std::string::npos)
+      << problem;
+  EXPECT_EQ(problem.find("exp.txt:1"), std::string::npos) << problem;
+}
+
+TEST(Expectations, MalformedLinesAndDuplicatesAreErrors) {
+  EXPECT_NE(expectations_problem("cmd.result-fields PASS fine\n").find("must be FAIL or SKIP"),
+            std::string::npos);
+  EXPECT_NE(expectations_problem("cmd.result-fields FAIL\n").find("needs a reason"),
+            std::string::npos);
+  EXPECT_NE(expectations_problem("cmd.result-fields\n").find("needs a status"), std::string::npos);
+  EXPECT_NE(expectations_problem("cmd.result-fields FAIL a\ncmd.result-fields SKIP b\n")
+                .find("already listed on line 1"),
+            std::string::npos);
+}
+
+TEST(Expectations, VerdictsOfEveryCombination) {
+  const Expectations e = parse_expectations(
+      "cmd.result-fields  FAIL  known\ncmd.stdin-at-eof  SKIP  known\n", "exp.txt");
+  struct Case {
+    std::string id;
+    Status status;
+    Verdict verdict;
+  };
+  const Case cases[] = {
+      {"cmd.result-fields", Status::kFail, Verdict::kAsExpected},
+      {"cmd.result-fields", Status::kPass, Verdict::kUnexpectedPass},
+      {"cmd.result-fields", Status::kSkip, Verdict::kUnexpectedSkip},
+      {"cmd.stdin-at-eof", Status::kSkip, Verdict::kAsExpected},
+      {"cmd.stdin-at-eof", Status::kPass, Verdict::kUnexpectedPass},
+      {"cmd.stdin-at-eof", Status::kFail, Verdict::kUnexpectedFail},
+      {"cmd.timeout", Status::kPass, Verdict::kAsExpected},
+      {"cmd.timeout", Status::kFail, Verdict::kUnexpectedFail},
+      {"cmd.timeout", Status::kSkip, Verdict::kUnexpectedSkip},
+  };
+  for (const auto& c : cases) {
+    RuleResult r = result(c.id, c.status);
+    e.apply(r);
+    EXPECT_EQ(r.verdict(), c.verdict) << c.id << " " << status_name(c.status);
+  }
+  // Without expectations a SKIP is fine and a FAIL is not.
+  EXPECT_EQ(result("x", Status::kSkip).verdict(), Verdict::kAsExpected);
+  EXPECT_EQ(result("x", Status::kFail).verdict(), Verdict::kUnexpectedFail);
+}
+
+RunReport judged_report() {
+  const Expectations e = parse_expectations(
+      "cmd.result-fields  FAIL  known bug https://tracker.example/1\n"
+      "cmd.stdin-at-eof  FAIL  known bug\n",
+      "exp.txt");
+  RunReport report;
+  report.suite_version = kSuiteVersion;
+  report.backend = "fake";
+  report.expectations = "exp.txt";
+  report.rules = {result("cmd.result-fields", Status::kFail, "still broken"),
+                  result("cmd.stdin-at-eof", Status::kPass),
+                  result("cmd.timeout", Status::kFail, "a new failure")};
+  for (auto& r : report.rules) e.apply(r);
+  return report;
+}
+
+TEST(Expectations, EveryReportFormatSaysUnexpected) {
+  const RunReport report = judged_report();
+  EXPECT_EQ(report.exit_status(), 1);
+  std::ostringstream console, md, json, junit;
+  write_summary_table(report, console);
+  write_markdown(report, md);
+  write_json(report, json);
+  write_junit(report, junit);
+  for (const std::string& text : {console.str(), md.str(), json.str(), junit.str()}) {
+    EXPECT_NE(text.find("UNEXPECTED FAIL"), std::string::npos) << text;
+    EXPECT_NE(text.find("UNEXPECTED PASS"), std::string::npos) << text;
+  }
+  EXPECT_NE(junit.str().find("<skipped message=\"expected FAIL: still broken\"/>"),
+            std::string::npos)
+      << junit.str();
+  EXPECT_NE(junit.str().find("failures=\"2\""), std::string::npos) << junit.str();
+  EXPECT_NE(md.str().find("[link](https://tracker.example/1)"), std::string::npos) << md.str();
+  // The JSON reads back with its verdicts.
+  const RunReport back = parse_json_report(json.str(), "r.json");
+  ASSERT_EQ(back.rules.size(), 3u);
+  EXPECT_EQ(back.rules[1].verdict(), Verdict::kUnexpectedPass);
+  EXPECT_EQ(back.rules[0].expected_link, "https://tracker.example/1");
+  EXPECT_EQ(back.expectations, "exp.txt");
+}
+
+TEST(Expectations, AllMatchedIsExitZeroAndWrittenExpectationsReadBack) {
+  RunReport report = judged_report();
+  report.rules.pop_back();
+  report.rules[1].status = Status::kFail;
+  report.rules[1].reason = "as before";
+  EXPECT_EQ(report.exit_status(), 0);
+  std::ostringstream written;
+  write_expectations(report, written);
+  const Expectations again = parse_expectations(written.str(), "written.txt");
+  ASSERT_EQ(again.entries().size(), 2u) << written.str();
+  EXPECT_EQ(again.find("cmd.result-fields")->link, "https://tracker.example/1");
+  EXPECT_EQ(again.find("cmd.stdin-at-eof")->reason, "known bug");
+}
+
+TEST(Sharding, TheShardsOfAnySelectionAreDisjointAndCoverIt) {
+  for (const std::string filter : {"", "cmd.*", "fs.*:-fs.large-*", "lizard.one-create"}) {
+    const auto whole = select_rules(filter);
+    for (int count = 1; count <= 7; ++count) {
+      std::multiset<std::string_view> seen;
+      for (int index = 0; index < count; ++index) {
+        const auto shard = select_rules(filter, {index, count});
+        EXPECT_LE(shard.size(), whole.size() / count + 1) << "unbalanced shard";
+        for (const auto* rule : shard) seen.insert(rule->id);
+        EXPECT_EQ(select_rules(filter, {index, count}), shard) << "not stable";
+      }
+      std::multiset<std::string_view> want;
+      for (const auto* rule : whole) want.insert(rule->id);
+      EXPECT_EQ(seen, want) << "filter '" << filter << "', " << count << " shards";
+    }
+  }
+}
+
+RunReport shard_report(int index, int count, const std::string& version = kSuiteVersion) {
+  RunReport r;
+  r.suite_version = version;
+  r.backend = "fake";
+  r.shard = {index, count};
+  r.wall_seconds = 1 + index;
+  for (const auto* rule : select_rules("cmd.*", r.shard)) {
+    r.rules.push_back(result(std::string(rule->id), Status::kPass));
+  }
+  r.notes = {"note of " + std::to_string(index)};
+  return r;
+}
+
+std::string merge_problem(const std::vector<NamedReport>& reports) {
+  try {
+    merge_reports(reports);
+  } catch (const ReportError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Merge, CombinesShardsInTableOrderAndRoundTripsThroughJson) {
+  std::vector<NamedReport> reports;
+  for (int i : {2, 0, 1}) {
+    std::ostringstream json;
+    write_json(shard_report(i, 3), json);
+    reports.push_back({"s" + std::to_string(i) + ".json", parse_json_report(json.str(), "s")});
+  }
+  const RunReport merged = merge_reports(reports);
+  const auto whole = select_rules("cmd.*");
+  ASSERT_EQ(merged.rules.size(), whole.size());
+  for (std::size_t i = 0; i < whole.size(); ++i) EXPECT_EQ(merged.rules[i].id, whole[i]->id);
+  EXPECT_EQ(merged.merged_shards, (std::vector<int>{0, 1, 2}));
+  EXPECT_DOUBLE_EQ(merged.wall_seconds, 3);
+  EXPECT_EQ(merged.notes.size(), 3u);
+  std::ostringstream md;
+  write_markdown(merged, md);
+  EXPECT_NE(md.str().find("merged from shards 0, 1, 2"), std::string::npos) << md.str();
+}
+
+TEST(Merge, RefusesOtherVersionsOverlapsAndMissingShards) {
+  EXPECT_NE(merge_problem({{"a.json", shard_report(0, 2)}, {"b.json", shard_report(1, 2, "0.9")}})
+                .find("different suite versions: a.json is suite 1.0.0, b.json is suite 0.9"),
+            std::string::npos);
+  EXPECT_NE(merge_problem({{"a.json", shard_report(0, 2)}, {"b.json", shard_report(0, 2)}})
+                .find("overlapping shards: a.json and b.json are both shard 0 of 2"),
+            std::string::npos);
+  EXPECT_NE(merge_problem({{"a.json", shard_report(0, 3)}, {"b.json", shard_report(2, 3)}})
+                .find("shard 1 of 3 is missing"),
+            std::string::npos);
+  EXPECT_NE(merge_problem({{"a.json", shard_report(0, 2)}, {"b.json", shard_report(0, 3)}})
+                .find("different shard counts"),
+            std::string::npos);
+  // Unsharded reports that share a rule overlap too.
+  RunReport one = shard_report(0, 1);
+  EXPECT_NE(merge_problem({{"a.json", one}, {"b.json", one}}).find("overlapping shards: cmd."),
+            std::string::npos);
+  RunReport other = one;
+  other.backend = "another";
+  EXPECT_NE(merge_problem({{"a.json", one}, {"b.json", other}}).find("different backends"),
+            std::string::npos);
+}
+
+TEST(Compare, ListsRegressionsFixesAndOtherChanges) {
+  RunReport old;
+  old.suite_version = "0.9";
+  old.rules = {result("a", Status::kPass), result("b", Status::kFail), result("c", Status::kPass),
+               result("d", Status::kSkip)};
+  RunReport now;
+  now.suite_version = kSuiteVersion;
+  now.rules = {result("a", Status::kFail, "broke"), result("b", Status::kPass),
+               result("c", Status::kPass), result("d", Status::kFail), result("e", Status::kPass)};
+  compare_reports(now, old, "old.json");
+  ASSERT_TRUE(now.comparison.has_value());
+  const Comparison& c = *now.comparison;
+  ASSERT_EQ(c.regressions.size(), 1u);
+  EXPECT_EQ(c.regressions[0].id, "a");
+  ASSERT_EQ(c.fixes.size(), 1u);
+  EXPECT_EQ(c.fixes[0].id, "b");
+  ASSERT_EQ(c.other_changes.size(), 1u);
+  EXPECT_EQ(c.other_changes[0].id, "d");
+  EXPECT_EQ(c.new_rules, std::vector<std::string>{"e"});
+  EXPECT_EQ(c.unchanged, 1);
+  std::ostringstream console;
+  write_comparison(now, console);
+  EXPECT_NE(console.str().find("regressed a: PASS -> FAIL (broke)"), std::string::npos)
+      << console.str();
+  EXPECT_NE(console.str().find("fixed b: FAIL -> PASS"), std::string::npos) << console.str();
+}
+
+// A factory that counts what the runner asks of it; its sessions cannot be
+// opened (a rule that gets one FAILs).
+class CountingFactory : public BackendFactory {
+ public:
+  std::string name() const override { return "counting"; }
+  std::unique_ptr<BackendSession> open(const RuleInfo&) override {
+    ++opened;
+    throw std::runtime_error("no sessions here");
+  }
+  void preflight() override { ++preflights; }
+  std::atomic<int> opened{0};
+  std::atomic<int> preflights{0};
+};
+
+TEST(Runner, RulesOfAnotherProfileSkipWithoutASession) {
+  CountingFactory factory;
+  RunnerOptions options;
+  options.filter = "lizard.*";
+  const RunReport report = run_rules(factory, options);
+  EXPECT_EQ(factory.opened.load(), 0) << "a session was opened for a rule that SKIPs by profile";
+  ASSERT_FALSE(report.rules.empty());
+  for (const auto& r : report.rules) {
+    EXPECT_EQ(r.status, Status::kSkip) << r.id;
+    EXPECT_NE(r.reason.find("profile"), std::string::npos) << r.reason;
+  }
+}
+
+TEST(Runner, AnUnwritableOutputStopsTheRunBeforeAnyRule) {
+  CountingFactory factory;
+  RunnerOptions options;
+  options.filter = "cmd.result-fields";
+  options.report_md = ::testing::TempDir() + "/lc-ok-" + std::to_string(::getpid()) + ".md";
+  options.report_json = "/nonexistent-lc-dir/r.json";
+  options.write_expectations = ::testing::TempDir();  // a directory
+  std::ostringstream err;
+  options.err = &err;
+  EXPECT_EQ(run_conformance(factory, options), 2);
+  EXPECT_EQ(factory.preflights.load(), 0);
+  EXPECT_EQ(factory.opened.load(), 0);
+  EXPECT_NE(err.str().find("--report-json /nonexistent-lc-dir/r.json"), std::string::npos)
+      << err.str();
+  EXPECT_NE(err.str().find("--write-expectations"), std::string::npos) << err.str();
+  EXPECT_EQ(err.str().find("--report-md"), std::string::npos) << err.str();
+  EXPECT_FALSE(std::ifstream(options.report_md).good()) << "the check left a file behind";
+}
+
+TEST(Runner, ExpectationsDecideTheExitStatusOfARealRun) {
+  auto factory = make_local_factory();
+  RunnerOptions options;
+  options.filter = "cmd.result-fields:cmd.stdin-at-eof:lizard.one-create";
+  // Right about the SKIP, wrong about a PASS: exit 1 with one UNEXPECTED PASS.
+  const Expectations wrong = parse_expectations(
+      "lizard.*  SKIP  not the lizard profile\ncmd.stdin-at-eof  FAIL  believed broken\n", "e.txt");
+  options.expectations = &wrong;
+  std::ostringstream out;
+  options.out = &out;
+  const RunReport report = run_rules(*factory, options);
+  EXPECT_EQ(report.count(Verdict::kUnexpectedPass), 1) << out.str();
+  EXPECT_EQ(report.exit_status(), 1);
+  EXPECT_NE(out.str().find("UNEXPECTED PASS (expected FAIL)"), std::string::npos) << out.str();
+  const Expectations right =
+      parse_expectations("lizard.*  SKIP  not the lizard profile\n", "e.txt");
+  options.expectations = &right;
+  EXPECT_EQ(run_rules(*factory, options).exit_status(), 0);
+}
+
+}  // namespace
+}  // namespace lizard::conformance
