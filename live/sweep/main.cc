@@ -12,11 +12,12 @@ constexpr const char* kUsage =
     R"(usage: lizard-sweep [--older-than MINUTES] [--run RUN_ID] [--dry-run]
 
 Deletes the sandboxes of the project that earlier live conformance runs tagged
-(metadata "lizard-conformance-run") and that are at least MINUTES old (default
-30), and prints each one it deleted or kept. Untagged sandboxes are never
-touched. Credentials: LIZARD_API_KEY and LIZARD_PROJECT_ID; LIZARD_API_URL
-overrides the endpoint. Exit status: 0, 1 when a delete failed, 2 on a usage
-or credentials error.
+("lizard-conformance-run", in the create metadata or, where the platform drops
+metadata, in the file /root/.lizard/tags inside the sandbox) and that are at
+least MINUTES old (default 30), and prints each one it deleted or kept.
+Untagged sandboxes are never touched. Credentials: LIZARD_API_KEY and
+LIZARD_PROJECT_ID; LIZARD_API_URL overrides the endpoint. Exit status: 0, 1
+when a delete failed, 2 on a usage or credentials error.
 )";
 
 [[noreturn]] void usage_error(const std::string& message) {
