@@ -45,8 +45,7 @@ foreach(_component IN LISTS _lizard_components)
   endif()
   list(APPEND LIZARD_INSTALLED_COMPONENTS ${_component})
   install(TARGETS ${_target} EXPORT lizard-${_component}-targets
-          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
-          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
   foreach(_header IN LISTS _lizard_${_component}_headers)
     get_filename_component(_dir ${_header} DIRECTORY)
     install(FILES ${_lizard_${_component}_root}/${_header}
@@ -66,6 +65,10 @@ install(FILES ${PROJECT_BINARY_DIR}/lizard-config.cmake
         DESTINATION ${LIZARD_CMAKE_DIR} COMPONENT dev)
 
 # pkg-config: the contract, and the Lizard backend (with the contract).
+# Relocatable: the prefix is found from where the .pc file is (${pcfiledir}),
+# so a staged install (cmake --install --prefix) or an unpacked package works.
+file(RELATIVE_PATH LIZARD_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" LIZARD_PC_TO_PREFIX "${LIZARD_PC_TO_PREFIX}")
 foreach(_pc lizard-workspace lizard-sandbox)
   if(_pc STREQUAL "lizard-sandbox" AND NOT TARGET lizard_sandbox)
     continue()

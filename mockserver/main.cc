@@ -12,12 +12,53 @@
 
 namespace {
 
-void usage() {
-  std::fprintf(stderr,
-               "usage: lizard-mock [--host H] [--port N] [--api-key KEY]... [--project NAME]...\n"
-               "                   [--era kubernetes|firecracker] [--exec-limit-ms N]\n"
-               "                   [--control-key KEY] [--state-dir DIR] [--verbose]\n");
-}
+const char kUsage[] =
+    "usage: lizard-mock [--host H] [--port N] [--api-key KEY]... [--project NAME]...\n"
+    "                   [--era kubernetes|firecracker] [--exec-limit-ms N]\n"
+    "                   [--control-key KEY] [--state-dir DIR] [--verbose]\n";
+
+const char kHelp[] =
+    "\n"
+    "A mock of the Lizard sandbox API (docs/mockserver.md) that really runs\n"
+    "commands, each sandbox in its own user, mount, PID, network, UTS and IPC\n"
+    "namespaces with a seccomp filter, as root or as a normal user. Point a\n"
+    "client at the URL it prints: LizardSandboxBackend, the official JavaScript\n"
+    "SDK, or lizard-conformance --live. It serves until SIGINT or SIGTERM and\n"
+    "then removes every sandbox.\n"
+    "\n"
+    "Options:\n"
+    "  --host H              address to listen on (default 127.0.0.1)\n"
+    "  --port N              port (default 0: any free port)\n"
+    "  --api-key KEY         an accepted API key; repeatable (default: liz_mock_key)\n"
+    "  --project NAME        a project (its name is also its slug); repeatable\n"
+    "                        (default: one project, mock-project)\n"
+    "  --era kubernetes|firecracker\n"
+    "                        the platform era to play (default kubernetes: exec envs,\n"
+    "                        workdir and user and create metadata are ignored, uploads\n"
+    "                        must be UTF-8; firecracker applies them)\n"
+    "  --exec-limit-ms N     the per-request exec limit (default 600000)\n"
+    "  --control-key KEY     the secret of the control plane /_mock/* (header\n"
+    "                        X-Mock-Control-Key; default: a random one)\n"
+    "  --state-dir DIR       where sandboxes live (default: a temporary directory)\n"
+    "  --verbose             one line per request on stderr (keys redacted)\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "Output (stdout, one line each, then nothing more):\n"
+    "  LIZARD_MOCK_LISTENING http://127.0.0.1:PORT\n"
+    "  LIZARD_MOCK_API_KEY KEY          (\"(as given)\" with --api-key)\n"
+    "  LIZARD_MOCK_PROJECT_ID ID\n"
+    "  LIZARD_MOCK_PROJECT mock-project (without --project)\n"
+    "  LIZARD_MOCK_CONTROL_KEY KEY      (\"(as given)\" with --control-key)\n"
+    "\n"
+    "Exit status: 0 stopped by a signal; 1 could not start; 2 usage error;\n"
+    "3 the sandboxes cannot be isolated here (the message says what is missing).\n"
+    "\n"
+    "Example:\n"
+    "  lizard-mock --api-key liz_test --project demo &\n"
+    "  LIZARD_API_URL=http://127.0.0.1:PORT LIZARD_API_KEY=liz_test \\\n"
+    "    LIZARD_PROJECT_ID=demo lizard-conformance --live\n";
+
+void usage() { std::fputs(kUsage, stderr); }
 
 }  // namespace
 
@@ -79,7 +120,8 @@ int main(int argc, char** argv) {
     } else if (a == "--verbose") {
       verbose = true;
     } else if (a == "--help" || a == "-h") {
-      usage();
+      std::fputs(kUsage, stdout);
+      std::fputs(kHelp, stdout);
       return 0;
     } else {
       std::fprintf(stderr, "lizard-mock: unknown option %s\n", a.c_str());

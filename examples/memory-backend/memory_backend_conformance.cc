@@ -18,10 +18,10 @@ using lizard::workspace::WorkspaceRef;
 class MemorySession : public BackendSession {
  public:
   std::unique_ptr<WorkspaceBackend> make() override {
-    return std::make_unique<my_backend::MemoryBackend>();
+    return std::make_unique<memory_backend::MemoryBackend>();
   }
   std::unique_ptr<WorkspaceBackend> attach(const WorkspaceRef& ref) override {
-    return std::make_unique<my_backend::MemoryBackend>(ref);
+    return std::make_unique<memory_backend::MemoryBackend>(ref);
   }
   bool can_attach() const override { return true; }
   // Only files: every rule needing commands or realpath SKIPs with the reason.

@@ -16,7 +16,7 @@
 
 #include "lizard/workspace/backend.h"
 
-namespace my_backend {
+namespace memory_backend {
 
 class MemoryBackend final : public lizard::workspace::WorkspaceBackend,
                             public lizard::workspace::SupportsFilesystem {
@@ -49,4 +49,4 @@ class MemoryBackend final : public lizard::workspace::WorkspaceBackend,
   std::string id_;
 };
 
-}  // namespace my_backend
+}  // namespace memory_backend

@@ -8,7 +8,7 @@
 
 #include "lizard/workspace/checks.h"
 
-namespace my_backend {
+namespace memory_backend {
 
 namespace ws = lizard::workspace;
 
@@ -222,4 +222,4 @@ bool MemoryBackend::exists(const std::string& path) {
   }
 }
 
-}  // namespace my_backend
+}  // namespace memory_backend
