@@ -96,7 +96,7 @@ TEST_F(LivePath, TheBudgetStopsCreatesAtN) {
   std::istringstream lines(out);
   int refused = 0;
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("[", 0) != 0 || line.find("] FAIL") == std::string::npos) continue;
+    if (line.rfind('[', 0) != 0 || line.find("] FAIL") == std::string::npos) continue;
     ++refused;
     EXPECT_NE(line.find("budget reached"), std::string::npos) << line;
   }
@@ -112,7 +112,7 @@ TEST_F(LivePath, AtMostEightLizardRulesSkipLiveAndTheOthersPass) {
   std::istringstream lines(out);
   for (std::string line; std::getline(lines, line);) {
     const auto at = line.find("] SKIP  ");
-    if (line.rfind("[", 0) != 0 || at == std::string::npos) continue;
+    if (line.rfind('[', 0) != 0 || at == std::string::npos) continue;
     std::istringstream words(line.substr(at + 8));
     std::string id;
     words >> id;
