@@ -129,11 +129,17 @@ Spec read_spec() {
     if (f.empty()) quit(125);
     const char tag = f[0];
     std::string value = f.substr(1);
-    if (tag == proto::kArg) spec.argv.push_back(std::move(value));
-    if (tag == proto::kEnv) spec.env.push_back(std::move(value));
-    if (tag == proto::kWorkdir) spec.workdir = std::move(value);
-    if (tag == proto::kUid) spec.uid = std::atol(value.c_str());
-    if (tag == proto::kGid) spec.gid = std::atol(value.c_str());
+    if (tag == proto::kArg) {
+      spec.argv.push_back(std::move(value));
+    } else if (tag == proto::kEnv) {
+      spec.env.push_back(std::move(value));
+    } else if (tag == proto::kWorkdir) {
+      spec.workdir = std::move(value);
+    } else if (tag == proto::kUid) {
+      spec.uid = std::atol(value.c_str());
+    } else if (tag == proto::kGid) {
+      spec.gid = std::atol(value.c_str());
+    }
   }
   if (spec.argv.empty()) quit(125);
   return spec;

@@ -310,9 +310,8 @@ void fs_fifo_read_does_not_hang(RuleContext& ctx) {
   const std::string fifo = dir + "/fifo";
   ctx.sh(b, "mkfifo " + sh_quote(fifo));
   auto outcome = std::make_shared<std::string>();
-  BackendPtr keep = b;
   const bool finished = run_with_deadline(
-      [keep, f, fifo, outcome] {
+      [keep = b, f, fifo, outcome] {
         try {
           std::string data = f->read_bytes(fifo);
           *outcome = "returned " + std::to_string(data.size()) + " bytes";
@@ -535,8 +534,7 @@ void path_realpath(RuleContext& ctx) {
                 sh_quote(s + "/real") + " abs && ln -s rel chain");
   auto resolve = [&](const std::string& path) {
     auto out = std::make_shared<std::string>();
-    BackendPtr keep = b;
-    ctx.guarded([keep, r, path, out] { *out = r->realpath(path); }, Seconds(30),
+    ctx.guarded([keep = b, r, path, out] { *out = r->realpath(path); }, Seconds(30),
                 "realpath(" + path + ")");
     return *out;
   };
@@ -561,9 +559,8 @@ void path_realpath_loop(RuleContext& ctx) {
   for (const std::string name : {"a", "self", "a/below"}) {
     const std::string path = s + "/" + name;
     auto outcome = std::make_shared<std::string>();
-    BackendPtr keep = b;
     const bool finished = run_with_deadline(
-        [keep, r, path, outcome] {
+        [keep = b, r, path, outcome] {
           try {
             *outcome = "path:" + r->realpath(path);
           } catch (const std::filesystem::filesystem_error&) {

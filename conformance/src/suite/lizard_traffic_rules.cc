@@ -28,7 +28,7 @@ void lizard_key_stays_on_host(RuleContext& ctx) {
   auto& p = platform(ctx);
   const auto secrets = ctx.session().secrets();
   ASSERT_FALSE(secrets.empty()) << "the session names no API key to look for";
-  const std::string key = secrets.front();
+  const std::string& key = secrets.front();
   std::vector<std::string> messages;
   BackendOverrides o;
   o.env = {{"LC_PLAIN", "value"}};

@@ -316,8 +316,7 @@ CommandResult RuleContext::run(const BackendPtr& b, const Command& command,
                                const RunOptions& options, Seconds limit) {
   auto* c = &cmd(*b);
   auto result = std::make_shared<CommandResult>();
-  BackendPtr keep = b;
-  guarded([keep, c, command, options, result] { *result = c->run(command, options); }, limit,
+  guarded([keep = b, c, command, options, result] { *result = c->run(command, options); }, limit,
           "run(" + one_line(command.describe(), 80) + ")");
   return *result;
 }
@@ -334,8 +333,7 @@ std::string RuleContext::sh(const BackendPtr& b, const std::string& script) {
 bool RuleContext::path_exists(const BackendPtr& b, const std::string& path) {
   if (auto* f = b->filesystem()) {
     auto found = std::make_shared<bool>(false);
-    BackendPtr keep = b;
-    guarded([keep, f, path, found] { *found = f->exists(path); }, Seconds(60), "exists()");
+    guarded([keep = b, f, path, found] { *found = f->exists(path); }, Seconds(60), "exists()");
     return *found;
   }
   return run(b, Shell{"test -e " + sh_quote(path) + " || test -L " + sh_quote(path)}).exit_code ==
