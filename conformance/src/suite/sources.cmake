@@ -3,6 +3,7 @@ set(LIZARD_CONFORMANCE_SOURCES
     src/suite/cmd_rules.cc
     src/suite/expectations.cc
     src/suite/forwarding_backend.cc
+    src/suite/fs_error_rules.cc
     src/suite/fs_rules.cc
     src/suite/hostile_rules.cc
     src/suite/lizard_rules.cc
