@@ -245,43 +245,64 @@ void lizard_credentials_rejected(RuleContext& ctx) {
   EXPECT_EQ(count_creates(p.requests()), 0) << "a rejected key on attach sent a create";
 }
 
-void lizard_transient_errors(RuleContext& ctx) {
-  LIZARD_NEED_PLATFORM(ctx, kPlatformFaults | kPlatformJournal);
-  auto& p = platform(ctx);
-  auto check = [&](const std::string& what, const std::function<void()>& fn,
-                   std::optional<int> status) {
-    std::string detail;
-    try {
-      fn();
-      detail = "no exception";
-    } catch (const WorkspaceTransientError& e) {
-      if (status && e.http_status() != status) {
-        detail = "http_status() " + (e.http_status() ? std::to_string(*e.http_status()) : "none");
-      }
-    } catch (const RuleAbort&) {
-      throw;
-    } catch (const std::exception&) {
-      detail = describe_throw([&] { throw; });
+namespace {
+
+// A fault answering every `method path` request with `status` and `body`.
+FaultSpec answer_fault(std::string method, std::string path, int status, std::string body) {
+  return {.method = std::move(method),
+          .path_pattern = std::move(path),
+          .kind = FaultSpec::Kind::kRespond,
+          .status = status,
+          .body = std::move(body),
+          .times = -1};
+}
+
+// A fault dropping the connection (kClose or kCloseAfterHandling) on the
+// next `times` requests to `method path` (-1: every one).
+FaultSpec drop_fault(std::string method, std::string path, FaultSpec::Kind kind, int times = -1) {
+  return {.method = std::move(method),
+          .path_pattern = std::move(path),
+          .kind = kind,
+          .status = 0,
+          .body = "",
+          .times = times};
+}
+
+// "" when `fn` raised WorkspaceTransientError (with http_status() `status`
+// when one is given), else what happened.
+std::string transient_error_detail(const std::function<void()>& fn, std::optional<int> status) {
+  try {
+    fn();
+  } catch (const WorkspaceTransientError& e) {
+    if (status && e.http_status() != status) {
+      return "http_status() " + (e.http_status() ? std::to_string(*e.http_status()) : "none");
     }
-    EXPECT_EQ(detail, "") << what << " should raise WorkspaceTransientError, got "
-                          << one_line(detail);
-  };
-  // A 503 on create.
+    return "";
+  } catch (const RuleAbort&) {
+    throw;
+  } catch (const std::exception&) {
+    return describe_throw([&] { throw; });
+  }
+  return "no exception";
+}
+
+void expect_transient(const std::string& what, const std::function<void()>& fn,
+                      std::optional<int> status) {
+  const std::string detail = transient_error_detail(fn, status);
+  EXPECT_EQ(detail, "") << what << " should raise WorkspaceTransientError, got "
+                        << one_line(detail);
+}
+
+// A 503 on create, then a create whose answer was lost after the sandbox was made.
+void transient_errors_on_create(RuleContext& ctx, PlatformControl& p) {
   p.clear_requests();
-  p.add_fault({"POST",
-               "/api/sandboxes",
-               FaultSpec::Kind::kRespond,
-               503,
-               R"({"error":"Service unavailable"})",
-               {},
-               -1});
+  p.add_fault(answer_fault("POST", "/api/sandboxes", 503, R"({"error":"Service unavailable"})"));
   auto b1 = ctx.make();
-  check(
+  expect_transient(
       "a 503 on create", [&] { first_use(ctx, b1); }, 503);
   p.clear_faults();
-  // A create whose answer was lost after the sandbox was made.
   p.clear_requests();
-  p.add_fault({"POST", "/api/sandboxes", FaultSpec::Kind::kCloseAfterHandling, 0, "", {}, 1});
+  p.add_fault(drop_fault("POST", "/api/sandboxes", FaultSpec::Kind::kCloseAfterHandling, 1));
   auto b2 = ctx.make();
   std::string lost = "no exception";
   try {
@@ -299,40 +320,42 @@ void lizard_transient_errors(RuleContext& ctx) {
   EXPECT_EQ(count_creates(p.requests()), 1)
       << "a create that may have been admitted was sent again: " << describe_requests(p.requests());
   p.clear_faults();
-  // Failures on a live sandbox.
+}
+
+// A 429 and a dropped connection on exec, a 502 and a dropped connection on a file read.
+void transient_errors_on_live_sandbox(RuleContext& ctx, PlatformControl& p) {
   auto b = ctx.make();
   first_use(ctx, b);
-  p.add_fault({"POST",
-               "/api/sandboxes/*/exec",
-               FaultSpec::Kind::kRespond,
-               429,
-               R"({"error":"Rate limit exceeded","retryAfterS":1})",
-               {},
-               -1});
+  p.add_fault(answer_fault("POST", "/api/sandboxes/*/exec", 429,
+                           R"({"error":"Rate limit exceeded","retryAfterS":1})"));
   if (b->commands())
-    check(
+    expect_transient(
         "a 429 on exec", [&] { ctx.run(b, Argv{{"true"}}); }, 429);
   p.clear_faults();
   if (auto* f = b->filesystem()) {
-    p.add_fault({"GET",
-                 "/api/sandboxes/*/files",
-                 FaultSpec::Kind::kRespond,
-                 502,
-                 R"({"error":"Bad gateway"})",
-                 {},
-                 -1});
-    check(
+    p.add_fault(answer_fault("GET", "/api/sandboxes/*/files", 502, R"({"error":"Bad gateway"})"));
+    expect_transient(
         "a 502 on a file read", [&] { f->read_bytes("/workspace/x"); }, 502);
     p.clear_faults();
-    p.add_fault({"GET", "/api/sandboxes/*/files", FaultSpec::Kind::kClose, 0, "", {}, -1});
-    check("a dropped connection on a file read", [&] { f->read_bytes("/workspace/x"); }, {});
+    p.add_fault(drop_fault("GET", "/api/sandboxes/*/files", FaultSpec::Kind::kClose));
+    expect_transient("a dropped connection on a file read", [&] { f->read_bytes("/workspace/x"); },
+                     {});
     p.clear_faults();
   }
   if (b->commands()) {
-    p.add_fault({"POST", "/api/sandboxes/*/exec", FaultSpec::Kind::kClose, 0, "", {}, -1});
-    check("a dropped connection on exec", [&] { ctx.run(b, Argv{{"true"}}); }, {});
+    p.add_fault(drop_fault("POST", "/api/sandboxes/*/exec", FaultSpec::Kind::kClose));
+    expect_transient("a dropped connection on exec", [&] { ctx.run(b, Argv{{"true"}}); }, {});
     p.clear_faults();
   }
+}
+
+}  // namespace
+
+void lizard_transient_errors(RuleContext& ctx) {
+  LIZARD_NEED_PLATFORM(ctx, kPlatformFaults | kPlatformJournal);
+  auto& p = platform(ctx);
+  transient_errors_on_create(ctx, p);
+  transient_errors_on_live_sandbox(ctx, p);
 }
 
 void lizard_no_rerun_after_drop(RuleContext& ctx) {
@@ -341,8 +364,7 @@ void lizard_no_rerun_after_drop(RuleContext& ctx) {
   auto b = ctx.make();
   const std::string dir = ctx.scratch(b);
   const std::string counter = dir + "/runs";
-  p.add_fault(
-      {"POST", "/api/sandboxes/*/exec", FaultSpec::Kind::kCloseAfterHandling, 0, "", {}, 1});
+  p.add_fault(drop_fault("POST", "/api/sandboxes/*/exec", FaultSpec::Kind::kCloseAfterHandling, 1));
   std::string outcome;
   ctx.note_wait(Seconds(1));  // the command's own sleep
   try {
@@ -418,24 +440,14 @@ void lizard_unsupported_501(RuleContext& ctx) {
                           << one_line(detail);
   };
   if (auto* f = b->filesystem()) {
-    p.add_fault({"GET",
-                 "/api/sandboxes/*/files",
-                 FaultSpec::Kind::kRespond,
-                 501,
-                 R"({"error":"Not implemented"})",
-                 {},
-                 -1});
+    p.add_fault(
+        answer_fault("GET", "/api/sandboxes/*/files", 501, R"({"error":"Not implemented"})"));
     check("a file read", [&] { f->read_bytes("/workspace/x"); });
     p.clear_faults();
   }
   if (b->commands()) {
-    p.add_fault({"POST",
-                 "/api/sandboxes/*/exec",
-                 FaultSpec::Kind::kRespond,
-                 501,
-                 R"({"error":"Not implemented"})",
-                 {},
-                 -1});
+    p.add_fault(
+        answer_fault("POST", "/api/sandboxes/*/exec", 501, R"({"error":"Not implemented"})"));
     check("a command", [&] { ctx.run(b, Argv{{"true"}}); });
     p.clear_faults();
   }
