@@ -149,56 +149,49 @@ std::vector<MutantOutcome> run_all_mutants(int parallel, const MutantRunOptions&
   return outcomes;
 }
 
-int print_mutation_report(std::ostream& out, const std::vector<MutantOutcome>* outcomes) {
-  const auto& catalogue = all_mutants();
-  std::map<std::string, const MutantOutcome*> by_name;
-  if (outcomes != nullptr) {
-    for (const auto& o : *outcomes) by_name[o.mutant] = &o;
-  }
-  std::map<std::string, std::string> reasons;
-  for (const auto& u : unprovable_rules()) reasons[u.id] = u.reason;
-  int status = 0;
-  std::size_t proven_rules = 0;
-  out << "Mutation report: " << all_rules().size() << " rules, " << catalogue.size() << " mutants"
-      << (outcomes ? " (run)" : " (catalogue; not run)") << "\n\n";
-  out << std::left << std::setw(40) << "RULE"
-      << "PROVEN BY\n";
-  for (const auto& rule : all_rules()) {
-    const std::string id(rule.id);
-    std::vector<std::string> provers;
-    bool any_caught = false;
-    for (const auto& m : catalogue) {
-      if (std::find(m.targets.begin(), m.targets.end(), id) == m.targets.end()) continue;
-      std::string entry = m.name;
-      if (outcomes != nullptr) {
-        auto it = by_name.find(m.name);
-        const bool caught =
-            it != by_name.end() &&
-            std::find(it->second->failed_targets.begin(), it->second->failed_targets.end(), id) !=
-                it->second->failed_targets.end();
-        entry += caught ? " [caught]" : (it == by_name.end() ? " [not run]" : " [MISSED]");
-        if (caught) any_caught = true;
-        if (it != by_name.end() && !caught) status = 1;
-      }
-      provers.push_back(entry);
+namespace {
+
+using OutcomesByName = std::map<std::string, const MutantOutcome*>;
+
+std::string join(const std::vector<std::string>& items) {
+  std::string list;
+  for (const auto& item : items) list += (list.empty() ? "" : ", ") + item;
+  return list;
+}
+
+// The mutants that target a rule, each marked with its verdict when the
+// mutants ran.
+struct Provers {
+  std::vector<std::string> entries;
+  bool any_caught = false;  // one of them ran and was caught by the rule
+  bool any_missed = false;  // one of them ran and was not
+};
+
+Provers provers_of(const std::string& id, bool ran, const OutcomesByName& by_name) {
+  Provers provers;
+  for (const auto& m : all_mutants()) {
+    if (std::find(m.targets.begin(), m.targets.end(), id) == m.targets.end()) continue;
+    std::string entry = m.name;
+    if (ran) {
+      auto it = by_name.find(m.name);
+      const bool caught = it != by_name.end() && std::find(it->second->failed_targets.begin(),
+                                                           it->second->failed_targets.end(),
+                                                           id) != it->second->failed_targets.end();
+      entry += caught ? " [caught]" : (it == by_name.end() ? " [not run]" : " [MISSED]");
+      if (caught) provers.any_caught = true;
+      if (it != by_name.end() && !caught) provers.any_missed = true;
     }
-    out << std::setw(40) << id;
-    if (!provers.empty()) {
-      std::string list;
-      for (const auto& p : provers) list += (list.empty() ? "" : ", ") + p;
-      out << list << "\n";
-      if (outcomes == nullptr || any_caught) ++proven_rules;
-    } else if (reasons.count(id)) {
-      out << "cannot be proven: " << reasons[id] << "\n";
-    } else {
-      out << "NOT COVERED: no mutant and no reason\n";
-      status = 1;
-    }
+    provers.entries.push_back(entry);
   }
+  return provers;
+}
+
+// The MUTANT / BASE / DEFECT table; under each mutant that ran, what went wrong.
+void print_mutant_table(std::ostream& out, const OutcomesByName& by_name) {
   out << "\n"
       << std::setw(32) << "MUTANT" << std::setw(8) << "BASE"
       << "DEFECT\n";
-  for (const auto& m : catalogue) {
+  for (const auto& m : all_mutants()) {
     out << std::setw(32) << m.name << std::setw(8) << m.base << m.description << "\n";
     auto it = by_name.find(m.name);
     if (it == by_name.end()) continue;
@@ -215,12 +208,44 @@ int print_mutation_report(std::ostream& out, const std::vector<MutantOutcome>* o
           << "\n";
     }
     if (!o.other_failures.empty()) {
-      std::string list;
-      for (const auto& f : o.other_failures) list += (list.empty() ? "" : ", ") + f;
       out << std::setw(40) << ""
-          << "also fails: " << list << "\n";
+          << "also fails: " << join(o.other_failures) << "\n";
     }
   }
+}
+
+}  // namespace
+
+int print_mutation_report(std::ostream& out, const std::vector<MutantOutcome>* outcomes) {
+  const auto& catalogue = all_mutants();
+  OutcomesByName by_name;
+  if (outcomes != nullptr) {
+    for (const auto& o : *outcomes) by_name[o.mutant] = &o;
+  }
+  std::map<std::string, std::string> reasons;
+  for (const auto& u : unprovable_rules()) reasons[u.id] = u.reason;
+  int status = 0;
+  std::size_t proven_rules = 0;
+  out << "Mutation report: " << all_rules().size() << " rules, " << catalogue.size() << " mutants"
+      << (outcomes ? " (run)" : " (catalogue; not run)") << "\n\n";
+  out << std::left << std::setw(40) << "RULE"
+      << "PROVEN BY\n";
+  for (const auto& rule : all_rules()) {
+    const std::string id(rule.id);
+    const Provers provers = provers_of(id, outcomes != nullptr, by_name);
+    if (provers.any_missed) status = 1;
+    out << std::setw(40) << id;
+    if (!provers.entries.empty()) {
+      out << join(provers.entries) << "\n";
+      if (outcomes == nullptr || provers.any_caught) ++proven_rules;
+    } else if (reasons.count(id)) {
+      out << "cannot be proven: " << reasons[id] << "\n";
+    } else {
+      out << "NOT COVERED: no mutant and no reason\n";
+      status = 1;
+    }
+  }
+  print_mutant_table(out, by_name);
   out << "\n"
       << proven_rules << " of " << all_rules().size() << " rules proven by a mutant"
       << (outcomes ? " that was caught" : "") << ", " << reasons.size()
