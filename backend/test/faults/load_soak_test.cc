@@ -74,10 +74,116 @@ struct Sample {
 };
 Sample sample() { return {open_fds(), threads(), rss_kib()}; }
 
+constexpr std::size_t kSoakThreads = 16;
+
+// What the soak's workers found: counts, and the first problem for the report.
+class Tally {
+ public:
+  void mismatch(const std::string& what) {
+    ++mismatches_;
+    note(what);
+  }
+  void error(const std::string& what) {
+    ++errors_;
+    note(what);
+  }
+  std::size_t mismatches() const { return mismatches_.load(); }
+  std::size_t errors() const { return errors_.load(); }
+  std::string first_problem() const {
+    std::lock_guard lock(mutex_);
+    return first_problem_;
+  }
+
+ private:
+  void note(const std::string& what) {
+    std::lock_guard lock(mutex_);
+    if (first_problem_.empty()) first_problem_ = what;
+  }
+  std::atomic<std::size_t> mismatches_{0};
+  std::atomic<std::size_t> errors_{0};
+  mutable std::mutex mutex_;
+  std::string first_problem_;
+};
+
+// Command `i` of worker `t`: an argv through sh, a shell string or a plain
+// argv in turn, its exit code and both streams checked exactly.
+void soak_command(LizardSandboxBackend& backend, std::size_t t, std::size_t i, Tally& tally) {
+  try {
+    const std::string tag = "t" + std::to_string(t) + "-" + std::to_string(i);
+    workspace::CommandResult got;
+    workspace::CommandResult want;
+    if (i % 3 == 0) {
+      got = backend.run(
+          Argv{{"/bin/sh", "-c", "printf '%s\\n' \"$1\"; printf 'e%s' \"$1\" >&2; exit $2", "sh",
+                tag, std::to_string(i % 7)}});
+      want = {static_cast<int>(i % 7), tag + "\n", "e" + tag};
+    } else if (i % 3 == 1) {
+      got = backend.run(Shell{"echo " + tag + "; echo " + tag + " >&2"});
+      want = {0, tag + "\n", tag + "\n"};
+    } else {
+      got = backend.run(Argv{{"echo", tag, "ü"}});
+      want = {0, tag + " ü\n", ""};
+    }
+    if (!(got == want)) {
+      tally.mismatch("command " + tag + ": got out=" + got.out + " err=" + got.err);
+    }
+  } catch (const std::exception& e) {
+    tally.error(std::string("command: ") + e.what());
+  }
+}
+
+// File op `f`: write, read back, stat, remove, and no longer exists.
+void soak_file_op(LizardSandboxBackend& backend, std::size_t f, Tally& tally) {
+  try {
+    const std::string content = "file-op-" + std::to_string(f) + std::string(f % 97, 'x');
+    const std::string own = "/workspace/soak/own" + std::to_string(f);
+    backend.write_bytes(own, content);
+    if (backend.read_bytes(own) != content) tally.mismatch("file " + own);
+    if (backend.stat(own).size != content.size()) tally.mismatch("stat " + own);
+    backend.remove(own);
+    if (backend.exists(own)) tally.mismatch("still exists " + own);
+  } catch (const std::exception& e) {
+    tally.error(std::string("file op: ") + e.what());
+  }
+}
+
+// `commands` commands from kSoakThreads threads, with `file_ops` file ops
+// interleaved so that they keep pace with the commands. Returns the file ops done.
+std::size_t soak(LizardSandboxBackend& backend, std::size_t commands, std::size_t file_ops,
+                 Tally& tally) {
+  std::atomic<std::size_t> next_command{0};
+  std::atomic<std::size_t> next_file{0};
+  std::vector<std::thread> workers;
+  for (std::size_t t = 0; t < kSoakThreads; ++t) {
+    workers.emplace_back([&, t] {
+      for (std::size_t i = next_command.fetch_add(1); i < commands; i = next_command.fetch_add(1)) {
+        soak_command(backend, t, i, tally);
+        const std::size_t due = file_ops * (i + 1) / std::max<std::size_t>(commands, 1);
+        while (true) {
+          std::size_t f = next_file.load();
+          if (f >= due || f >= file_ops) break;
+          if (!next_file.compare_exchange_weak(f, f + 1)) continue;
+          soak_file_op(backend, f, tally);
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  return next_file.load();
+}
+
+// The sandbox, and a connection per thread.
+void warm_up(LizardSandboxBackend& backend) {
+  std::vector<std::thread> warm;
+  for (std::size_t t = 0; t < kSoakThreads; ++t) {
+    warm.emplace_back([&] { backend.run(Argv{{"true"}}); });
+  }
+  for (auto& w : warm) w.join();
+}
+
 TEST(LoadSoak, ThousandsOfCommandsAndFileOpsFromSixteenThreadsLeakNothing) {
   const std::size_t commands = env_count("LIZARD_SOAK_COMMANDS", 2000);
   const std::size_t file_ops = env_count("LIZARD_SOAK_FILE_OPS", 500);
-  constexpr std::size_t kThreads = 16;
   MockServer server;
   // One answered request starts the mock's worker pool; this is the level
   // everything must come back to once the backend and its sandbox are gone.
@@ -85,99 +191,21 @@ TEST(LoadSoak, ThousandsOfCommandsAndFileOpsFromSixteenThreadsLeakNothing) {
   const std::size_t fds_initial = open_fds();
   auto owned = std::make_unique<LizardSandboxBackend>(options_for(server));
   LizardSandboxBackend& backend = *owned;
-  // Warm up: the sandbox, a connection per thread.
-  {
-    std::vector<std::thread> warm;
-    for (std::size_t t = 0; t < kThreads; ++t) {
-      warm.emplace_back([&] { backend.run(Argv{{"true"}}); });
-    }
-    for (auto& w : warm) w.join();
-  }
+  warm_up(backend);
   const Sample before = sample();
   const auto start = std::chrono::steady_clock::now();
-
-  std::atomic<std::size_t> next_command{0};
-  std::atomic<std::size_t> next_file{0};
-  std::atomic<std::size_t> mismatches{0};
-  std::atomic<std::size_t> errors{0};
-  std::mutex first_problem_mutex;
-  std::string first_problem;
-  const auto problem = [&](const std::string& what) {
-    std::lock_guard lock(first_problem_mutex);
-    if (first_problem.empty()) first_problem = what;
-  };
-  std::vector<std::thread> workers;
-  for (std::size_t t = 0; t < kThreads; ++t) {
-    workers.emplace_back([&, t] {
-      while (true) {
-        const std::size_t i = next_command.fetch_add(1);
-        if (i >= commands) break;
-        try {
-          const std::string tag = "t" + std::to_string(t) + "-" + std::to_string(i);
-          workspace::CommandResult got;
-          workspace::CommandResult want;
-          if (i % 3 == 0) {
-            got = backend.run(
-                Argv{{"/bin/sh", "-c", "printf '%s\\n' \"$1\"; printf 'e%s' \"$1\" >&2; exit $2",
-                      "sh", tag, std::to_string(i % 7)}});
-            want = {static_cast<int>(i % 7), tag + "\n", "e" + tag};
-          } else if (i % 3 == 1) {
-            got = backend.run(Shell{"echo " + tag + "; echo " + tag + " >&2"});
-            want = {0, tag + "\n", tag + "\n"};
-          } else {
-            got = backend.run(Argv{{"echo", tag, "ü"}});
-            want = {0, tag + " ü\n", ""};
-          }
-          if (!(got == want)) {
-            ++mismatches;
-            problem("command " + tag + ": got out=" + got.out + " err=" + got.err);
-          }
-        } catch (const std::exception& e) {
-          ++errors;
-          problem(std::string("command: ") + e.what());
-        }
-        // Interleaved: file ops keep pace with the commands.
-        const std::size_t due = file_ops * (i + 1) / std::max<std::size_t>(commands, 1);
-        while (true) {
-          std::size_t f = next_file.load();
-          if (f >= due || f >= file_ops) break;
-          if (!next_file.compare_exchange_weak(f, f + 1)) continue;
-          try {
-            const std::string content = "file-op-" + std::to_string(f) + std::string(f % 97, 'x');
-            const std::string own = "/workspace/soak/own" + std::to_string(f);
-            backend.write_bytes(own, content);
-            if (backend.read_bytes(own) != content) {
-              ++mismatches;
-              problem("file " + own);
-            }
-            if (backend.stat(own).size != content.size()) {
-              ++mismatches;
-              problem("stat " + own);
-            }
-            backend.remove(own);
-            if (backend.exists(own)) {
-              ++mismatches;
-              problem("still exists " + own);
-            }
-          } catch (const std::exception& e) {
-            ++errors;
-            problem(std::string("file op: ") + e.what());
-          }
-        }
-      }
-    });
-  }
-  for (auto& w : workers) w.join();
+  Tally tally;
+  const std::size_t file_ops_done = soak(backend, commands, file_ops, tally);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  EXPECT_EQ(mismatches.load(), 0u) << first_problem;
-  EXPECT_EQ(errors.load(), 0u) << first_problem;
-  EXPECT_EQ(next_file.load(), file_ops);
+  EXPECT_EQ(tally.mismatches(), 0u) << tally.first_problem();
+  EXPECT_EQ(tally.errors(), 0u) << tally.first_problem();
+  EXPECT_EQ(file_ops_done, file_ops);
   // While the backend lives, libcurl's connection cache may keep more idle
   // connections than at the start (both ends are in this process): bounded
   // by the cache, not by the number of operations.
-  EXPECT_LE(open_fds(), before.fds + 2 * kThreads + 8)
+  EXPECT_LE(open_fds(), before.fds + 2 * kSoakThreads + 8)
       << "fds " << before.fds << " -> " << open_fds();
   EXPECT_TRUE(Eventually([&] { return threads() <= before.threads + 2; }, 10s))
       << "threads " << before.threads << " -> " << threads();
@@ -191,11 +219,11 @@ TEST(LoadSoak, ThousandsOfCommandsAndFileOpsFromSixteenThreadsLeakNothing) {
       << "fds at start " << fds_initial << ", after the backend is gone " << open_fds();
   const std::size_t fds_final = open_fds();
   std::cout << "soak: " << commands << " commands + " << file_ops
-            << " file ops (write, read, stat, remove, exists) from " << kThreads << " threads in "
-            << seconds << " s; fds " << before.fds << " -> " << after.fds << ", threads "
-            << before.threads << " -> " << after.threads << ", RSS " << before.rss_kib << " -> "
-            << after.rss_kib << " KiB; fds before the backend " << fds_initial
-            << ", after it is gone " << fds_final << "\n";
+            << " file ops (write, read, stat, remove, exists) from " << kSoakThreads
+            << " threads in " << seconds << " s; fds " << before.fds << " -> " << after.fds
+            << ", threads " << before.threads << " -> " << after.threads << ", RSS "
+            << before.rss_kib << " -> " << after.rss_kib << " KiB; fds before the backend "
+            << fds_initial << ", after it is gone " << fds_final << "\n";
 }
 
 TEST(LoadSoak, AHundredBackendsCreatedAndDestroyedLeaveNothingInTheMock) {
