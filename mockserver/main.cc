@@ -60,11 +60,16 @@ const char kHelp[] =
 
 void usage() { std::fputs(kUsage, stderr); }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  lizard::mock::MockOptions opt;
+// What the command line asks for.
+struct CommandLine {
+  lizard::mock::MockOptions options;
   bool verbose = false;
+};
+
+// Reads the options into `cl`. Returns -1 to go on, or the status to exit
+// with at once: 0 after --help, 2 after a usage error (its message printed).
+int parse_command_line(int argc, char** argv, CommandLine& cl) {
+  lizard::mock::MockOptions& opt = cl.options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -118,7 +123,7 @@ int main(int argc, char** argv) {
     } else if (a == "--state-dir") {
       opt.state_dir = value();
     } else if (a == "--verbose") {
-      verbose = true;
+      cl.verbose = true;
     } else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       std::fputs(kHelp, stdout);
@@ -129,6 +134,16 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CommandLine cl;
+  if (const int status = parse_command_line(argc, argv, cl); status >= 0) return status;
+  lizard::mock::MockOptions& opt = cl.options;
+  const bool verbose = cl.verbose;
   const bool default_key = opt.api_keys.empty();
   const bool default_project = opt.projects.empty();
 
