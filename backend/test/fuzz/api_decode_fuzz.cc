@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -109,83 +110,64 @@ lizard::api::ClientOptions options(int port) {
 constexpr int kStatuses[] = {200, 201, 204, 400, 401, 402, 403, 404,
                              408, 409, 429, 500, 501, 502, 503, 302};
 
+using lizard::api::Client;
+
+lizard::api::ExecRequest exec_true() {
+  lizard::api::ExecRequest exec;
+  exec.cmd = std::vector<std::string>{"true"};
+  return exec;
+}
+
+// One client method per row; byte 0 of the input picks the row. The port is
+// the loopback server's, for a method that needs a client of its own.
+using Call = void (*)(Client& client, int port);
+constexpr Call kCalls[] = {
+    [](Client& c, int) { (void)c.list_projects(); },
+    [](Client&, int port) {
+      Client fresh(options(port));  // resolve_project caches
+      (void)fresh.resolve_project("mock-project");
+    },
+    [](Client& c, int) {
+      lizard::api::CreateSandboxRequest request;
+      request.project_id = "prj_1";
+      (void)c.create_sandbox(request);
+    },
+    [](Client& c, int) { (void)c.get_sandbox("sbx_1"); },
+    [](Client& c, int) { (void)c.list_sandboxes(); },
+    [](Client& c, int) { (void)c.kill_sandbox("sbx_1"); },
+    [](Client& c, int) { (void)c.exec("sbx_1", exec_true()); },
+    [](Client& c, int) {
+      (void)c.exec_stream("sbx_1", exec_true(), [](const lizard::api::ExecEvent&) {});
+    },
+    [](Client& c, int) { (void)c.list_processes("sbx_1"); },
+    [](Client& c, int) { (void)c.list_files("sbx_1", "/workspace"); },
+    [](Client& c, int) { (void)c.stat_file("sbx_1", "/workspace/f"); },
+    [](Client& c, int) { (void)c.read_file("sbx_1", "/workspace/f"); },
+    [](Client& c, int) { (void)c.create_volume("prj_1", {.name = "v"}); },
+    [](Client& c, int) { (void)c.list_volumes("prj_1"); },
+    [](Client& c, int) { (void)c.get_volume("prj_1", "v"); },
+    [](Client& c, int) { c.write_file("sbx_1", "/workspace/f", "x"); },
+    [](Client& c, int) { c.signal_process("sbx_1", 7, "SIGTERM"); },
+    [](Client& c, int) { c.set_sandbox_timeout("sbx_1", 5000); },
+};
+// The row of exec_stream, answered as Server-Sent Events.
+constexpr std::size_t kExecStream = 7;
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const int port = start_server();
-  static lizard::api::Client client(options(port));
+  static Client client(options(port));
   if (size < 2) return 0;
-  const int method = data[0] % 18;
+  const std::size_t method = data[0] % std::size(kCalls);
   {
     std::lock_guard lock(g_mutex);
-    g_status = kStatuses[data[1] % (sizeof kStatuses / sizeof kStatuses[0])];
+    g_status = kStatuses[data[1] % std::size(kStatuses)];
     g_body.assign(reinterpret_cast<const char*>(data) + 2, size - 2);
-    g_type = method == 7 ? "text/event-stream" : "application/json";
+    g_type = method == kExecStream ? "text/event-stream" : "application/json";
   }
   try {
-    lizard::api::ExecRequest exec;
-    exec.cmd = std::vector<std::string>{"true"};
-    switch (method) {
-      case 0:
-        (void)client.list_projects();
-        break;
-      case 1: {
-        lizard::api::Client fresh(options(port));  // resolve_project caches
-        (void)fresh.resolve_project("mock-project");
-        break;
-      }
-      case 2: {
-        lizard::api::CreateSandboxRequest request;
-        request.project_id = "prj_1";
-        (void)client.create_sandbox(request);
-        break;
-      }
-      case 3:
-        (void)client.get_sandbox("sbx_1");
-        break;
-      case 4:
-        (void)client.list_sandboxes();
-        break;
-      case 5:
-        (void)client.kill_sandbox("sbx_1");
-        break;
-      case 6:
-        (void)client.exec("sbx_1", exec);
-        break;
-      case 7:
-        (void)client.exec_stream("sbx_1", exec, [](const lizard::api::ExecEvent&) {});
-        break;
-      case 8:
-        (void)client.list_processes("sbx_1");
-        break;
-      case 9:
-        (void)client.list_files("sbx_1", "/workspace");
-        break;
-      case 10:
-        (void)client.stat_file("sbx_1", "/workspace/f");
-        break;
-      case 11:
-        (void)client.read_file("sbx_1", "/workspace/f");
-        break;
-      case 12:
-        (void)client.create_volume("prj_1", {.name = "v"});
-        break;
-      case 13:
-        (void)client.list_volumes("prj_1");
-        break;
-      case 14:
-        (void)client.get_volume("prj_1", "v");
-        break;
-      case 15:
-        client.write_file("sbx_1", "/workspace/f", "x");
-        break;
-      case 16:
-        client.signal_process("sbx_1", 7, "SIGTERM");
-        break;
-      case 17:
-        client.set_sandbox_timeout("sbx_1", 5000);
-        break;
-    }
+    kCalls[method](client, port);
   } catch (const lizard::workspace::WorkspaceError&) {
     // A typed refusal: fine.
   }
