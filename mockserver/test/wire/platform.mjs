@@ -4,27 +4,24 @@
 // s.projectId, ...), w.lizard the client, w.conn its key and URL.
 import assert from 'node:assert/strict';
 import { Lizard, Sandbox, LizardError, AuthenticationError, NotFoundError, ConflictError } from '@lizard-build/sdk';
-import { check, rejects, status } from './harness.mjs';
+import { rejects, status } from './harness.mjs';
 
 // ---- both eras: errors, volumes, accounts -----------------------------------
 
-export async function platformChecks({ s, lizard, conn, url, KEY, PROJECT, FC }) {
-  await check('a wrong key is AuthenticationError (401)', async () => {
+export const platformChecks = ({ s, lizard, conn, url, KEY, PROJECT, FC }) => [
+  ['a wrong key is AuthenticationError (401)', async () => {
     const bad = new Lizard({ project: PROJECT, apiKey: 'liz_wrong', apiUrl: url });
     await rejects(bad.list(), AuthenticationError, status(401));
     await rejects(Sandbox.connect(s.sandbox.sandboxId, { apiKey: 'liz_wrong', apiUrl: url }), AuthenticationError);
-  });
-
-  await check('an unknown project is a clear error', async () => {
+  }],
+  ['an unknown project is a clear error', async () => {
     const other = new Lizard({ project: 'no-such-project', ...conn });
     await rejects(other.create('base'), LizardError, (e) => assert.match(e.message, /not found/));
-  });
-
-  await check('create without a known template is 400', async () => {
+  }],
+  ['create without a known template is 400', async () => {
     await rejects(lizard.create('no-such-template'), LizardError, status(400));
-  });
-
-  await check('volumes: create, conflict, getOrCreate, list, /workspace persists', async () => {
+  }],
+  ['volumes: create, conflict, getOrCreate, list, /workspace persists', async () => {
     const vol = await lizard.volumes.create('wire-vol');
     await rejects(lizard.volumes.create('wire-vol'), ConflictError);
     assert.equal((await lizard.volumes.getOrCreate('wire-vol')).volumeId, vol.volumeId);
@@ -38,9 +35,8 @@ export async function platformChecks({ s, lizard, conn, url, KEY, PROJECT, FC })
     await s2.kill();
     await lizard.volumes.delete('wire-vol');
     await rejects(lizard.volumes.get('wire-vol'), NotFoundError);
-  });
-
-  await check(`volume resize: grow; shrink ${FC ? 'is 400 volume_shrink_unsupported' : 'needs 10% free (409 volume_too_full_to_shrink)'}`, async () => {
+  }],
+  [`volume resize: grow; shrink ${FC ? 'is 400 volume_shrink_unsupported' : 'needs 10% free (409 volume_too_full_to_shrink)'}`, async () => {
     const vol = await lizard.volumes.create('wire-resize', { sizeGb: 5 });
     assert.equal((await vol.resize(s.projectId, 8)).sizeGb, 8);
     assert.equal((await lizard.volumes.resize('wire-resize', 9)).sizeGb, 9);
@@ -60,9 +56,8 @@ export async function platformChecks({ s, lizard, conn, url, KEY, PROJECT, FC })
       assert.equal((await vol.resize(s.projectId, 2)).sizeGb, 2);
     }
     await lizard.volumes.delete('wire-resize');
-  });
-
-  await check('regions: us-east-1 is the default', async () => {
+  }],
+  ['regions: us-east-1 is the default', async () => {
     const regions = await lizard.regions.list();
     const def = regions.filter((r) => r.isDefault);
     assert.deepEqual(def.map((r) => r.id), ['us-east-1']);
@@ -70,14 +65,12 @@ export async function platformChecks({ s, lizard, conn, url, KEY, PROJECT, FC })
       assert.equal(typeof r.name, 'string');
       assert.equal(typeof r.available, 'boolean');
     }
-  });
-
-  await check('whoami with a full key: id and username', async () => {
+  }],
+  ['whoami with a full key: id and username', async () => {
     const me = await lizard.whoami();
     assert.ok(me.id && me.username && me.scoped !== true, JSON.stringify(me));
-  });
-
-  await check('apiKeys.create answers {id, name, scopes, key}', async () => {
+  }],
+  ['apiKeys.create answers {id, name, scopes, key}', async () => {
     const full = await lizard.apiKeys.create({ name: 'wire-shape' });
     const scoped = await lizard.apiKeys.create({ name: 'wire-shape-scoped', projects: [s.projectId] });
     await lizard.apiKeys.delete(full.id);
@@ -89,9 +82,8 @@ export async function platformChecks({ s, lizard, conn, url, KEY, PROJECT, FC })
     assert.equal(full.name, 'wire-shape');
     assert.deepEqual(full.scopes, [], 'a full key: scopes []');
     assert.deepEqual(scoped.scopes, [{ type: 'project', id: s.projectId }]);
-  });
-
-  await check('apiKeys: list shows previews only; create, revoke, and the revoked key is 401 at once', async () => {
+  }],
+  ['apiKeys: list shows previews only; create, revoke, and the revoked key is 401 at once', async () => {
     const minted = await lizard.apiKeys.create({ name: 'wire-full-key' });
     assert.match(minted.key, /^liz_/);
     const other = new Lizard({ apiKey: minted.key, apiUrl: url });
@@ -109,9 +101,8 @@ export async function platformChecks({ s, lizard, conn, url, KEY, PROJECT, FC })
     await rejects(other.whoami(), AuthenticationError, status(401));
     assert.ok(!(await lizard.apiKeys.list()).some((k) => k.id === minted.id));
     await rejects(lizard.apiKeys.delete(minted.id), NotFoundError);
-  });
-
-  await check('workspaces: create (slug), list, find, delete requireEmpty (409) and force', async () => {
+  }],
+  ['workspaces: create (slug), list, find, delete requireEmpty (409) and force', async () => {
     const ws = await lizard.workspaces.create({ name: 'Wire Delete Me' });
     assert.match(ws.id, /\S+/);
     assert.match(ws.slug, /\S+/);
@@ -128,9 +119,8 @@ export async function platformChecks({ s, lizard, conn, url, KEY, PROJECT, FC })
     await lizard.workspaces.delete(empty.id);
     assert.equal(await lizard.workspaces.find(empty.id), null);
     await rejects(lizard.workspaces.delete(empty.id), NotFoundError);
-  });
-
-  await check('scoped keys reach only their scope; whoami says scoped; workspaces list', async () => {
+  }],
+  ['scoped keys reach only their scope; whoami says scoped; workspaces list', async () => {
     const ws = await lizard.workspaces.create({ name: 'wire-ws' });
     const project = await lizard.projects.create({ workspaceId: ws.id, name: 'wire-scoped' });
     assert.match(project.id, /\S+/);
@@ -154,5 +144,5 @@ export async function platformChecks({ s, lizard, conn, url, KEY, PROJECT, FC })
     await lizard.apiKeys.delete(minted.id);
     await lizard.apiKeys.delete(wsKey.id);
     await lizard.workspaces.delete(ws.id, { force: true });
-  });
-}
+  }],
+];

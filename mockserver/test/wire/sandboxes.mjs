@@ -4,54 +4,48 @@
 // s.projectId, ...), w.lizard the client, w.conn its key and URL.
 import assert from 'node:assert/strict';
 import { Sandbox, LizardError, NotFoundError } from '@lizard-build/sdk';
-import { check, rejects, status, notImplemented, out, noProcessLeft, startStreaming, ALL_BYTES } from './harness.mjs';
+import { rejects, status, notImplemented, out, noProcessLeft, startStreaming, ALL_BYTES } from './harness.mjs';
 
 // ---- both eras: sandboxes --------------------------------------------------
 
-export async function sandboxChecks({ s, lizard, conn, announcedProjectId }) {
-  await check('project resolves by name (GET /api/projects)', async () => {
+export const sandboxChecks = ({ s, lizard, conn, announcedProjectId }) => [
+  ['project resolves by name (GET /api/projects)', async () => {
     s.projectId = await lizard.projectId();
     assert.equal(s.projectId, announcedProjectId);
-  });
-
-  await check('create returns SandboxInfo fields', async () => {
+  }],
+  ['create returns SandboxInfo fields', async () => {
     s.sandbox = await lizard.create('interpreter', {
       size: 'small', timeoutMs: 600000, metadata: { run: 'wire' }, envs: { WIRE_VAR: 'wire-value' },
     });
     assert.match(s.sandbox.sandboxId, /\S+/);
-  });
-
-  await check('getInfo reflects the create; startedAt and endAt are ISO strings', async () => {
+  }],
+  ['getInfo reflects the create; startedAt and endAt are ISO strings', async () => {
     const info = await s.sandbox.getInfo();
     assert.deepEqual([info.sandboxId, info.template, info.size, info.status, typeof info.endAt],
       [s.sandbox.sandboxId, 'interpreter', 'small', 'running', 'string']);
     assert.ok(Date.parse(info.endAt) > Date.parse(info.startedAt));
-  });
-
-  await check('endAt is the string "" for a sandbox without a deadline', async () => {
+  }],
+  ['endAt is the string "" for a sandbox without a deadline', async () => {
     const forever = await lizard.create('base', { timeoutMs: 0 });
     const info = await forever.getInfo();
     assert.equal(info.endAt, '');
     const listed = (await lizard.list()).find((x) => x.sandboxId === forever.sandboxId);
     assert.equal(listed.endAt, '');
     await forever.kill();
-  });
-
-  await check('list includes the sandbox (global and per project)', async () => {
+  }],
+  ['list includes the sandbox (global and per project)', async () => {
     assert.ok((await lizard.list()).some((x) => x.sandboxId === s.sandbox.sandboxId));
     const mine = await Sandbox.list({ ...conn, projectId: s.projectId });
     assert.ok(mine.some((x) => x.sandboxId === s.sandbox.sandboxId));
-  });
-
-  await check('connect to an existing sandbox', async () => {
+  }],
+  ['connect to an existing sandbox', async () => {
     assert.equal((await Sandbox.connect(s.sandbox.sandboxId, conn)).sandboxId, s.sandbox.sandboxId);
-  });
-
-  await check('setTimeout accepts 1000..2147483647 and refuses 0', async () => {
+  }],
+  ['setTimeout accepts 1000..2147483647 and refuses 0', async () => {
     await s.sandbox.setTimeout(900000);
     await rejects(s.sandbox.setTimeout(0), LizardError, status(400));
-  });
-}
+  }],
+];
 
 // ---- kubernetes: what it ignores or does not have --------------------------
 

@@ -11,8 +11,9 @@
 // Prints one line per check and ends with "N passed, N failed"; exits 1 on any failure.
 //
 // The checks live in modules by area, in the order they run: sandboxes.mjs,
-// exec_and_files.mjs, platform.mjs, lifecycle.mjs; harness.mjs holds check()
-// and the helpers they share.
+// exec_and_files.mjs, platform.mjs, lifecycle.mjs. Each exports lists of
+// [name, check] rows made from the run's context; harness.mjs holds check()
+// and the helpers the rows share.
 import { Lizard } from '@lizard-build/sdk';
 import { check, startMock, summary } from './harness.mjs';
 import { sandboxChecks, kubernetesSandboxChecks, firecrackerSandboxChecks } from './sandboxes.mjs';
@@ -38,13 +39,14 @@ const lizard = new Lizard({ project: PROJECT, ...conn });
 // What every check module is handed; s is what the checks share: s.sandbox, s.projectId, ...
 const w = { FC, ROOT, KEY, PROJECT, url, announcedProjectId, conn, lizard, s: {} };
 
+const run = async (checks) => { for (const [name, fn] of checks) await check(name, fn); };
 try {
-  await sandboxChecks(w);
-  for (const [name, fn] of (FC ? firecrackerSandboxChecks : kubernetesSandboxChecks)(w)) await check(name, fn);
-  await execAndFileChecks(w);
-  await platformChecks(w);
-  for (const [name, fn] of (FC ? firecrackerLifecycleChecks : kubernetesLifecycleChecks)(w)) await check(name, fn);
-  await killChecks(w);
+  await run(sandboxChecks(w));
+  await run((FC ? firecrackerSandboxChecks : kubernetesSandboxChecks)(w));
+  await run(execAndFileChecks(w));
+  await run(platformChecks(w));
+  await run((FC ? firecrackerLifecycleChecks : kubernetesLifecycleChecks)(w));
+  await run(killChecks(w));
 } finally {
   child.kill('SIGTERM');
 }
