@@ -375,16 +375,8 @@ void cmd_timeout_invalid(RuleContext& ctx) {
     const std::string marker = dir + "/ran-" + std::to_string(index++);
     RunOptions options;
     options.timeout = Seconds(value);
-    std::string got = "no exception";
-    try {
-      ctx.run(b, Shell{"touch " + sh_quote(marker)}, options, Seconds(30));
-    } catch (const std::invalid_argument&) {
-      got = "";
-    } catch (const RuleAbort&) {
-      throw;
-    } catch (const std::exception&) {
-      got = describe_throw([&] { throw; });
-    }
+    const std::string got = expect_throw<std::invalid_argument>(
+        [&] { ctx.run(b, Shell{"touch " + sh_quote(marker)}, options, Seconds(30)); });
     EXPECT_EQ(got, "") << "timeout " << value << " should be std::invalid_argument, got "
                        << one_line(got);
     EXPECT_FALSE(ctx.path_exists(b, marker)) << "the command ran with timeout " << value;

@@ -271,19 +271,10 @@ FaultSpec drop_fault(std::string method, std::string path, FaultSpec::Kind kind,
 // "" when `fn` raised WorkspaceTransientError (with http_status() `status`
 // when one is given), else what happened.
 std::string transient_error_detail(const std::function<void()>& fn, std::optional<int> status) {
-  try {
-    fn();
-  } catch (const WorkspaceTransientError& e) {
-    if (status && e.http_status() != status) {
-      return "http_status() " + (e.http_status() ? std::to_string(*e.http_status()) : "none");
-    }
-    return "";
-  } catch (const RuleAbort&) {
-    throw;
-  } catch (const std::exception&) {
-    return describe_throw([&] { throw; });
-  }
-  return "no exception";
+  return expect_throw<WorkspaceTransientError>(fn, [&](const WorkspaceTransientError& e) {
+    if (!status || e.http_status() == status) return std::string();
+    return "http_status() " + (e.http_status() ? std::to_string(*e.http_status()) : "none");
+  });
 }
 
 void expect_transient(const std::string& what, const std::function<void()>& fn,
@@ -304,16 +295,11 @@ void transient_errors_on_create(RuleContext& ctx, PlatformControl& p) {
   p.clear_requests();
   p.add_fault(drop_fault("POST", "/api/sandboxes", FaultSpec::Kind::kCloseAfterHandling, 1));
   auto b2 = ctx.make();
-  std::string lost = "no exception";
-  try {
-    first_use(ctx, b2);
-  } catch (const WorkspaceTransientError& e) {
-    lost = e.may_have_been_admitted() ? "" : "may_have_been_admitted() is false";
-  } catch (const RuleAbort&) {
-    throw;
-  } catch (const std::exception&) {
-    lost = describe_throw([&] { throw; });
-  }
+  const std::string lost = expect_throw<WorkspaceTransientError>(
+      [&] { first_use(ctx, b2); },
+      [](const WorkspaceTransientError& e) {
+        return std::string(e.may_have_been_admitted() ? "" : "may_have_been_admitted() is false");
+      });
   EXPECT_EQ(lost, "") << "a create whose answer was lost after the server acted on it should "
                          "raise WorkspaceTransientError that may have been admitted, got "
                       << one_line(lost);

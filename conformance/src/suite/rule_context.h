@@ -84,19 +84,26 @@ std::string errc_name(std::errc code);
 // What `fn` threw: "none", or the exception's type and message.
 std::string describe_throw(const std::function<void()>& fn);
 
-// "" when `fn` raised an E, else what happened.
-template <typename E>
-std::string expect_throw(const std::function<void()>& fn) {
+// "" when `fn` raised an E and `check` finds nothing wrong with it (check
+// returns "" or what is wrong), else what happened.
+template <typename E, typename Check>
+std::string expect_throw(const std::function<void()>& fn, const Check& check) {
   try {
     fn();
-  } catch (const E&) {
-    return "";
+  } catch (const E& e) {
+    return check(e);
   } catch (const RuleAbort&) {
     throw;
   } catch (const std::exception&) {
     return describe_throw([&] { throw; });
   }
   return "no exception";
+}
+
+// "" when `fn` raised an E, else what happened.
+template <typename E>
+std::string expect_throw(const std::function<void()>& fn) {
+  return expect_throw<E>(fn, [](const E&) { return std::string(); });
 }
 
 class RuleContext {
