@@ -17,3 +17,14 @@ function(lizard_project_target target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
 endfunction()
+
+# lizard_test_target(<target>): a test executable. As lizard_project_target,
+# and its own files are compiled at -O1 with line tables only (-g1) in the
+# optimized configurations: GoogleTest and gMock code is most of a test file's
+# compile time, and at -O2 -g it doubles (measured: 9.0 s against 4.7 s for
+# lizard_backend_test.cc). The libraries a test links keep the configuration's
+# flags, so the code under test is the code that ships.
+function(lizard_test_target target)
+  lizard_project_target(${target})
+  target_compile_options(${target} PRIVATE "$<$<CONFIG:RelWithDebInfo,Release>:-O1;-g1>")
+endfunction()

@@ -88,8 +88,10 @@ std::vector<sock_filter> build_command_filter(std::string& error) {
     }
   }
   for (unsigned long flag : kNamespaceFlags) {
-    if (int rc = seccomp_rule_add(c.ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+    // clone's first argument with `flag` set. Spelled out rather than with
+    // SCMP_A0(), whose compound literal is C99, not C++ (clang -Werror).
+    const scmp_arg_cmp has_flag{0, SCMP_CMP_MASKED_EQ, flag, flag};
+    if (int rc = seccomp_rule_add(c.ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, has_flag);
         rc != 0) {
       error = std::string("seccomp rule for clone: ") + std::strerror(-rc);
       return {};
