@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "lizard/workspace/checks.h"
+#include "scoped_fd.h"
 
 namespace lizard::mock::internal {
 namespace {
@@ -23,35 +24,6 @@ namespace {
 [[noreturn]] void fail(int err, const std::string& what) {
   throw std::system_error(err, std::generic_category(), what);
 }
-
-// Closes an fd on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      if (fd_ >= 0) ::close(fd_);
-      fd_ = o.fd_;
-      o.fd_ = -1;
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
 
 int open_in_root(int root_fd, const std::string& path, int flags, mode_t mode = 0) {
   open_how how{};
@@ -100,18 +72,18 @@ std::string base_of(const std::string& normalized) {
 
 // Opens the parent directory of `normalized`, creating it and its
 // ancestors (0755) as `mkdir -p` would.
-Fd ensure_parent(int root_fd, const std::string& normalized, const IdMap& ids) {
+ScopedFd ensure_parent(int root_fd, const std::string& normalized, const IdMap& ids) {
   auto comps = components(normalized);
-  Fd cur(open_in_root(root_fd, "/", O_PATH | O_DIRECTORY));
+  ScopedFd cur(open_in_root(root_fd, "/", O_PATH | O_DIRECTORY));
   if (cur.get() < 0) fail(errno, "Cannot open the sandbox root");
   std::string prefix;
   for (std::size_t i = 0; i + 1 < comps.size(); ++i) {
     prefix += "/" + comps[i];
-    Fd next(open_in_root(root_fd, prefix, O_PATH | O_DIRECTORY));
+    ScopedFd next(open_in_root(root_fd, prefix, O_PATH | O_DIRECTORY));
     if (next.get() < 0 && errno == ENOENT) {
       const bool made = ::mkdirat(cur.get(), comps[i].c_str(), 0755) == 0;
       if (!made && errno != EEXIST) fail(errno, "Cannot create directory " + prefix);
-      next = Fd(open_in_root(root_fd, prefix, O_RDONLY | O_DIRECTORY));
+      next.reset(open_in_root(root_fd, prefix, O_RDONLY | O_DIRECTORY));
       if (made && next.get() >= 0) ids.give(next.get());
     }
     if (next.get() < 0) fail(errno, "Cannot open directory " + prefix);
@@ -236,7 +208,8 @@ void refuse_mounts_below(int dirfd, const std::string& shown) {
     if (is_mount_root(::dirfd(d.get()), n.c_str()))
       fail(EBUSY, "Refusing to remove a mount point of the sandbox: " + shown + "/" + n);
     if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) continue;
-    Fd sub(::openat(::dirfd(d.get()), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    ScopedFd sub(
+        ::openat(::dirfd(d.get()), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (sub.get() >= 0) refuse_mounts_below(sub.get(), shown + "/" + n);
   }
 }
@@ -251,7 +224,7 @@ void write_file(int root_fd, const std::string& path, std::string_view bytes, co
   std::string p = checked(path);
   if (p == "/") fail(EISDIR, "Is a directory");
   (void)ensure_parent(root_fd, p, ids);
-  Fd fd(open_in_root(root_fd, p, O_WRONLY | O_CREAT | O_NONBLOCK, 0644));
+  ScopedFd fd(open_in_root(root_fd, p, O_WRONLY | O_CREAT | O_NONBLOCK, 0644));
   if (fd.get() < 0) {
     if (errno == ENXIO) fail(EINVAL, "Not a regular file");
     fail(errno, "Cannot open " + p);
@@ -277,7 +250,7 @@ void write_file(int root_fd, const std::string& path, std::string_view bytes, co
 
 OpenedFile open_for_read(int root_fd, const std::string& path) {
   std::string p = checked(path);
-  Fd fd(open_in_root(root_fd, p, O_RDONLY | O_NONBLOCK | O_NOCTTY));
+  ScopedFd fd(open_in_root(root_fd, p, O_RDONLY | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) fail(errno, "Cannot open " + p);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail(errno, "Cannot stat " + p);
@@ -298,7 +271,7 @@ OpenedFile open_for_read(int root_fd, const std::string& path) {
 
 std::string read_file(int root_fd, const std::string& path) {
   OpenedFile f = open_for_read(root_fd, path);
-  Fd fd(f.fd);
+  ScopedFd fd(f.fd);
   std::string out;
   out.reserve(static_cast<std::size_t>(f.size));
   char buf[1 << 16];
@@ -316,7 +289,7 @@ std::string read_file(int root_fd, const std::string& path) {
 
 FileInfo stat_path(int root_fd, const std::string& path, const IdMap& ids) {
   std::string p = checked(path);
-  Fd fd(open_in_root(root_fd, p, O_PATH | O_NOFOLLOW));
+  ScopedFd fd(open_in_root(root_fd, p, O_PATH | O_NOFOLLOW));
   if (fd.get() < 0) fail(errno, "Cannot stat " + p);
   struct stat st {};
   if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
@@ -357,7 +330,7 @@ void remove_path(int root_fd, const std::string& path) {
   if (p == "/") fail(EINVAL, "Refusing to remove /");
   std::string parent = parent_of(p);
   std::string name = base_of(p);
-  Fd pfd(open_in_root(root_fd, parent, O_PATH | O_DIRECTORY));
+  ScopedFd pfd(open_in_root(root_fd, parent, O_PATH | O_DIRECTORY));
   if (pfd.get() < 0) fail(errno, "Cannot open " + parent);
   struct stat st {};
   if (::fstatat(pfd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -382,7 +355,7 @@ void remove_path(int root_fd, const std::string& path) {
 
 bool is_directory(int root_fd, const std::string& path) {
   if (path.empty() || path[0] != '/' || path.find('\0') != std::string::npos) return false;
-  Fd fd(open_in_root(root_fd, lizard::workspace::normalize_path(path), O_PATH | O_DIRECTORY));
+  ScopedFd fd(open_in_root(root_fd, lizard::workspace::normalize_path(path), O_PATH | O_DIRECTORY));
   return fd.get() >= 0;
 }
 
@@ -390,14 +363,14 @@ void move_path(int root_fd, const std::string& from, const std::string& to, cons
   std::string f = checked(from);
   std::string t = checked(to);
   if (f == "/" || t == "/") fail(EINVAL, "Cannot move /");
-  Fd fpfd(open_in_root(root_fd, parent_of(f), O_PATH | O_DIRECTORY));
+  ScopedFd fpfd(open_in_root(root_fd, parent_of(f), O_PATH | O_DIRECTORY));
   if (fpfd.get() < 0) fail(errno, "Cannot open " + parent_of(f));
   struct stat st {};
   if (::fstatat(fpfd.get(), base_of(f).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
     fail(errno, "Cannot move " + f);
   if (is_mount_root(fpfd.get(), base_of(f).c_str()))
     fail(EBUSY, "Refusing to move a mount point of the sandbox: " + f);
-  Fd tpfd = ensure_parent(root_fd, t, ids);
+  ScopedFd tpfd = ensure_parent(root_fd, t, ids);
   if (::renameat(fpfd.get(), base_of(f).c_str(), tpfd.get(), base_of(t).c_str()) != 0)
     fail(errno, "Cannot move " + f);
 }

@@ -1,5 +1,5 @@
 // A descriptor closed on scope exit, for the mock's sandbox code.
-// Not thread-safe (one owner).
+// Not thread-safe (one owner); movable, not copyable.
 #pragma once
 
 #include <unistd.h>
@@ -18,6 +18,12 @@ class ScopedFd {
   ~ScopedFd() { close_fd(fd_); }
   ScopedFd(const ScopedFd&) = delete;
   ScopedFd& operator=(const ScopedFd&) = delete;
+  // Moving hands the descriptor over; the target closes the one it held.
+  ScopedFd(ScopedFd&& o) noexcept : fd_(o.release()) {}
+  ScopedFd& operator=(ScopedFd&& o) noexcept {
+    if (this != &o) reset(o.release());
+    return *this;
+  }
   int get() const { return fd_; }
   // Gives the descriptor up to the caller (it is no longer closed here).
   int release() {
