@@ -4,7 +4,6 @@
 // SandboxFiles (files).
 #include "lizard/workspace/lizard_sandbox_backend.h"
 
-#include <cstdlib>
 #include <utility>
 
 #include "lizard/api/client.h"
@@ -14,13 +13,13 @@
 
 namespace lizard::workspace {
 
+// The client's variables, read in one place (ClientOptions::from_environment).
 LizardOptions LizardOptions::from_environment() {
+  api::ClientOptions client = api::ClientOptions::from_environment();
   LizardOptions options;
-  if (const char* v = std::getenv("LIZARD_API_KEY")) options.api_key = v;
-  if (const char* v = std::getenv("LIZARD_PROJECT_ID")) options.project = v;
-  if (const char* v = std::getenv("LIZARD_API_URL"); v != nullptr && *v != '\0') {
-    options.api_url = v;
-  }
+  options.api_key = std::move(client.api_key);
+  options.project = std::move(client.project);
+  options.api_url = std::move(client.api_url);
   return options;
 }
 
