@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "lizard/mock/mock_server.h"
+#include "lizard/testing/eventually.h"
+#include "lizard/testing/process.h"
 
 namespace lizard::mock::test {
 
@@ -74,72 +76,14 @@ inline std::string mock_binary() {
 #endif
 }
 
-// Waits for `cond` with a deadline; true when it held.
-inline bool eventually(const std::function<bool()>& cond,
-                       std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return cond();
+// Waiting and process counting come from lizard::testing, as in every other test.
+using lizard::testing::host_processes_with;
+inline ::testing::AssertionResult eventually(
+    const std::function<bool()>& cond, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  return lizard::testing::Eventually(cond, limit);
 }
 
-// Host processes whose command line (NULs read as spaces) contains
-// `needle`; -1 when /proc cannot be listed. A process that exits during
-// the scan (its cmdline cannot be opened, or reading it fails with ESRCH)
-// is simply not counted. Never throws but std::bad_alloc; thread-safe.
-inline int host_processes_with(const std::string& needle) {
-  struct DirCloser {
-    void operator()(DIR* d) const { ::closedir(d); }
-  };
-  struct ScopedFd {
-    int fd;
-    ~ScopedFd() {
-      if (fd >= 0) ::close(fd);
-    }
-  };
-  std::unique_ptr<DIR, DirCloser> proc(::opendir("/proc"));
-  if (!proc) return -1;
-  int n = 0;
-  while (const dirent* e = ::readdir(proc.get())) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    const std::string path = std::string(e->d_name) + "/cmdline";
-    ScopedFd file{::openat(::dirfd(proc.get()), path.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (file.fd < 0) continue;
-    std::string cmd;
-    bool complete = false;
-    char buf[4096];
-    for (;;) {
-      const ssize_t got = ::read(file.fd, buf, sizeof buf);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        complete = got == 0;
-        break;
-      }
-      cmd.append(buf, static_cast<std::size_t>(got));
-    }
-    if (!complete) continue;
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    if (cmd.find(needle) != std::string::npos) ++n;
-  }
-  return n;
-}
-
-// This process's resident memory, in KiB (the in-process mock included).
-inline long rss_kib() {
-  std::ifstream in("/proc/self/status");
-  std::string key;
-  long value = 0;
-  while (in >> key) {
-    if (key == "VmRSS:") {
-      in >> value;
-      return value;
-    }
-    in.ignore(1 << 12, '\n');
-  }
-  return -1;
-}
+using lizard::testing::rss_kib;  // this process's resident memory, in KiB (the mock included)
 
 // A raw TCP connection to the mock, for what an HTTP client would not send.
 class RawConnection {
