@@ -134,10 +134,12 @@ long read_status_kib(const char* field);
 void reset_peak_rss();  // VmHWM := VmRSS
 
 // Each part registers its benchmarks (round_trip_bench.cc, requests_bench.cc,
-// files_bench.cc, load_bench.cc).
+// files_bench.cc, load_bench.cc, protocol_bench.cc: the last only where
+// lizard-workspace-serve is built, LIZARD_BENCH_HAVE_PROTOCOL).
 void register_round_trip();
 void register_requests();
 void register_files();
 void register_load();
+void register_protocol();
 
 }  // namespace lizard::bench

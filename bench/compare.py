@@ -128,6 +128,17 @@ def main():
         if value and raw50:
             record(f"{label} vs raw exec of true", us(value), us(raw50), f"{value / raw50:.2f}x", "(floor)", None)
 
+    # 1b. the backend protocol (docs/protocol.md): a call through an adapter
+    # (lizard-workspace-serve --backend local, through AdapterClient) against the
+    # same call on LocalWorkspaceBackend in process, in alternation; the target is
+    # the time the protocol adds to the median.
+    for bench, label in (("protocol/run_true", "run(true)"), ("protocol/read/1", "read 1 MiB")):
+        remote, local = p(bench, "protocol_p50_us"), p(bench, "in_process_p50_us")
+        if remote and local:
+            added = remote - local
+            record(f"protocol round trip vs in-process: {label}", us(remote), us(local),
+                   f"{added:+.0f} us", "<= 1 ms added p50", added <= 1000)
+
     # 2. requests per operation: a small run and every file operation on UTF-8
     # content in one request; content that is not UTF-8 in at most two.
     exact = {"run_small", "read_bytes", "write_bytes", "stat", "list_dir", "exists", "make_dir", "remove",

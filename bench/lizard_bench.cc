@@ -9,8 +9,8 @@
 // --js-script FILE --js-out FILE runs the JS SDK baseline (bench/js/sdk_bench.mjs)
 // against this process's mock first, so both sides hit the same server.
 //
-// The benchmarks: round_trip_bench.cc, requests_bench.cc, files_bench.cc,
-// load_bench.cc; what they share: bench_env.h.
+// The benchmarks: round_trip_bench.cc, protocol_bench.cc, requests_bench.cc,
+// files_bench.cc, load_bench.cc; what they share: bench_env.h.
 #include <malloc.h>
 #include <signal.h>
 
@@ -74,6 +74,9 @@ int main(int argc, char** argv) {
 
   if (!js_script.empty() && !js_out.empty()) run_js_baseline(js_script, js_out);
   register_round_trip();
+#ifdef LIZARD_BENCH_HAVE_PROTOCOL
+  register_protocol();
+#endif
   register_requests();
   register_files();
   register_load();
