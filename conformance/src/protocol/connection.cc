@@ -1,3 +1,5 @@
+// The adapter process (connection.h): starting it, its exit, its stderr,
+// faults, and shutdown. The messages themselves: conversation.cc.
 #include "connection.h"
 
 #include <fcntl.h>
@@ -23,25 +25,11 @@ namespace lizard::conformance::protocol {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr std::chrono::milliseconds kPoll{200};
 // Each stderr line is kept up to this long (the lizard profile looks for the
 // key in every line); a failure quotes the tail lines shorter.
 constexpr std::size_t kStderrLineBytes = 64 * 1024;
 constexpr std::size_t kStderrTotalBytes = 8u << 20;
 constexpr std::size_t kTailLineChars = 300;
-
-std::string one_line(std::string_view text, std::size_t max) {
-  std::string line;
-  for (char c : text) {
-    if (line.size() >= max) {
-      line += "...";
-      break;
-    }
-    line += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
-  }
-  return workspace::repair_utf8(line);
-}
 
 // "the adapter `python3 adapter.py`": paths shortened to their last part, so
 // that a rule's one-line reason keeps room for the adapter's stderr.
@@ -55,6 +43,23 @@ std::string quoted_argv(const std::vector<std::string>& argv) {
   return "the adapter `" + one_line(text, 200) + "`";
 }
 
+// Bigger pipes: a 64 MiB file crosses in fewer reads. Best effort.
+void grow_pipe(int fd) { (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20); }
+
+}  // namespace
+
+std::string one_line(std::string_view text, std::size_t max) {
+  std::string line;
+  for (char c : text) {
+    if (line.size() >= max) {
+      line += "...";
+      break;
+    }
+    line += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+  }
+  return workspace::repair_utf8(line);
+}
+
 std::string seconds_text(std::chrono::milliseconds ms) {
   const auto s = ms.count() / 1000.0;
   std::string text = std::to_string(s);
@@ -62,11 +67,6 @@ std::string seconds_text(std::chrono::milliseconds ms) {
   if (!text.empty() && text.back() == '.') text.pop_back();
   return text + " s";
 }
-
-// Bigger pipes: a 64 MiB file crosses in fewer reads. Best effort.
-void grow_pipe(int fd) { (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20); }
-
-}  // namespace
 
 Connection::Connection(AdapterOptions options)
     : options_(std::move(options)), description_(quoted_argv(options_.argv)) {
@@ -193,57 +193,6 @@ std::string Connection::exit_description() {
          (name ? " (SIG" + std::string(name) + ")" : "");
 }
 
-void Connection::read_stdout() {
-  std::string buffer;
-  std::size_t scanned = 0;
-  std::vector<char> chunk(1 << 20);
-  while (true) {
-    pollfd p{stdout_fd_, POLLIN, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(kPoll.count()));
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stopping_ && exited_) return;
-      continue;
-    }
-    const ssize_t n = ::read(stdout_fd_, chunk.data(), chunk.size());
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) break;
-    buffer.append(chunk.data(), static_cast<std::size_t>(n));
-    std::size_t start = 0;
-    for (std::size_t pos; (pos = buffer.find('\n', scanned)) != std::string::npos;) {
-      std::string line = buffer.substr(start, pos - start);
-      start = pos + 1;
-      scanned = start;
-      handle_line(std::move(line));
-    }
-    buffer.erase(0, start);
-    scanned = buffer.size();
-    if (buffer.size() > options_.max_line_bytes) {
-      fault("wrote a line longer than " + std::to_string(options_.max_line_bytes) +
-                " bytes (the protocol's limit; it begins: " + one_line(buffer.substr(0, 80), 80) +
-                ")",
-            true);
-      return;
-    }
-  }
-  if (stopping_) return;
-  std::size_t in_flight = 0;
-  std::string methods;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [id, p] : pending_) {
-      if (p->internal) continue;
-      ++in_flight;
-      if (in_flight <= 3) methods += (methods.empty() ? "" : ", ") + p->method;
-    }
-  }
-  fault(exit_description() + (in_flight ? " with " + std::to_string(in_flight) +
-                                              " request(s) in flight (" + methods + ")"
-                                        : " in the middle of the session"),
-        true);
-}
-
 void Connection::read_stderr() {
   std::string partial;
   bool discarding = false;
@@ -295,306 +244,6 @@ void Connection::read_stderr() {
     stderr_eof_ = true;
   }
   stderr_cv_.notify_all();
-}
-
-void Connection::monitor() {
-  const auto interval = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(250),
-                                                            options_.answer_deadline / 4);
-  auto last_ping = Clock::now();
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!stopping_ && !broken_) {
-    cv_.wait_for(lock, kPoll);
-    if (stopping_ || broken_) return;
-    const auto now = Clock::now();
-    bool waiting = false;
-    std::optional<Clock::time_point> ping_sent;
-    std::size_t in_flight = 0;
-    for (const auto& [id, p] : pending_) {
-      if (p->internal) {
-        ping_sent = p->sent;
-      } else {
-        ++in_flight;
-        waiting = waiting || now - p->sent >= interval;
-      }
-    }
-    if (ping_sent && now - *ping_sent > options_.answer_deadline) {
-      lock.unlock();
-      fault("answered no $/ping for " + seconds_text(options_.answer_deadline) + " while " +
-                std::to_string(in_flight) + " request(s) were in flight (hung)",
-            true);
-      return;
-    }
-    const auto started = Clock::time_point(Clock::duration(write_started_.load()));
-    if (writing_ && now - started > options_.answer_deadline) {
-      lock.unlock();
-      fault("read none of its input for " + seconds_text(options_.answer_deadline) + " (hung)",
-            true);
-      return;
-    }
-    if (waiting && !ping_sent && now - last_ping >= interval) {
-      last_ping = now;
-      auto ping = std::make_shared<Pending>();
-      ping->method = "$/ping";
-      ping->internal = true;
-      lock.unlock();
-      try {
-        send_request("$/ping", {}, ping);
-      } catch (...) {
-        // The write was busy or the connection broke; the checks above see it.
-      }
-      lock.lock();
-    }
-  }
-}
-
-void Connection::handle_line(std::string line) {
-  if (line.find_first_not_of(" \t\r") == std::string::npos) return;
-  if (options_.tap) options_.tap(false, line);
-  const std::string excerpt = one_line(std::string_view(line).substr(0, 120), 120);
-  auto message = std::make_shared<Message>();
-  message->text = std::move(line);
-  // Validating the encoding of every string would put the long base64
-  // strings on RapidJSON's slow path; Text values are checked where they are
-  // read, and --check-protocol checks the whole line.
-  if (schemas_ != nullptr) {
-    message->doc.ParseInsitu<rapidjson::kParseValidateEncodingFlag>(message->text.data());
-  } else {
-    message->doc.ParseInsitu(message->text.data());
-  }
-  const rapidjson::Document& d = message->doc;
-  if (d.HasParseError()) {
-    fault(std::string("wrote a line that is not JSON (") +
-              rapidjson::GetParseError_En(d.GetParseError()) + " at offset " +
-              std::to_string(d.GetErrorOffset()) + "): " + excerpt,
-          true);
-    return;
-  }
-  const rapidjson::Value* version = member(d, "jsonrpc");
-  if (!d.IsObject() || version == nullptr || !version->IsString() ||
-      std::string_view(version->GetString()) != "2.0") {
-    fault("wrote a line that is not a JSON-RPC 2.0 message: " + excerpt, true);
-    return;
-  }
-  if (member(d, "method") != nullptr) {
-    fault("sent a request or notification (\"method\"); an adapter only answers: " + excerpt, true);
-    return;
-  }
-  const rapidjson::Value* id = member(d, "id");
-  const rapidjson::Value* error = member(d, "error");
-  if (id == nullptr || id->IsNull()) {
-    std::string why;
-    if (const rapidjson::Value* m = error ? member(*error, "message") : nullptr;
-        m && m->IsString()) {
-      why = m->GetString();
-    }
-    fault("answered without an id (it could not read a request" +
-              (why.empty() ? std::string() : ": " + one_line(why, 200)) + "): " + excerpt,
-          true);
-    return;
-  }
-  const bool has_result = member(d, "result") != nullptr;
-  if (!id->IsUint64() || has_result == (error != nullptr)) {
-    fault(
-        "wrote an answer that is not a JSON-RPC response (an integer id and exactly one of "
-        "result and error): " +
-            excerpt,
-        true);
-    return;
-  }
-  const std::uint64_t number = id->GetUint64();
-  std::string method;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = pending_.find(number);
-    if (it != pending_.end()) method = it->second->method;
-  }
-  if (method.empty()) {
-    fault("answered id " + std::to_string(number) + ", which no request in flight has: " + excerpt,
-          true);
-    return;
-  }
-  if (schemas_ != nullptr) {
-    if (std::string why = schemas_->check_response(method, d); !why.empty()) {
-      fault("answered " + method + " with a message that does not match the protocol's schema (" +
-                why + "): " + excerpt,
-            true);
-      return;
-    }
-  }
-  deliver(number, std::move(message));
-}
-
-void Connection::deliver(std::uint64_t id, std::shared_ptr<const Message> message) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = pending_.find(id);
-    if (it == pending_.end()) return;
-    it->second->answer = std::move(message);
-    it->second->done = true;
-    pending_.erase(it);
-  }
-  cv_.notify_all();
-}
-
-void Connection::write_line(const std::string& line) {
-  std::lock_guard<std::mutex> lock(write_mutex_);
-  write_started_ = Clock::now().time_since_epoch().count();
-  writing_ = true;
-  struct Done {
-    std::atomic<bool>& flag;
-    ~Done() { flag = false; }
-  } done{writing_};
-  // A write to an adapter that died raises SIGPIPE in this thread: keep it
-  // blocked here and take it, so the runner gets EPIPE instead of dying.
-  sigset_t pipe_set, old;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-  struct Restore {
-    sigset_t& set;
-    sigset_t& old;
-    ~Restore() {
-      timespec zero{};
-      while (sigtimedwait(&set, nullptr, &zero) > 0) {
-      }
-      pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    }
-  } restore{pipe_set, old};
-  std::string_view rest(line);
-  bool newline = false;
-  while (true) {
-    if (rest.empty()) {
-      if (newline) return;
-      rest = "\n";
-      newline = true;
-    }
-    if (stopping_ || stdin_fd_ < 0) throw ProtocolError(description_ + ": the session ended");
-    {
-      std::lock_guard<std::mutex> state(mutex_);
-      if (broken_) throw ProtocolError(fault_);
-    }
-    pollfd p{stdin_fd_, POLLOUT, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(kPoll.count()));
-    if (r <= 0) continue;
-    const ssize_t n = ::write(stdin_fd_, rest.data(), rest.size());
-    if (n > 0) {
-      rest.remove_prefix(static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    // EPIPE: it stopped reading, almost always because it exited; the
-    // readers say how, give them a moment.
-    std::unique_lock<std::mutex> state(mutex_);
-    cv_.wait_for(state, std::chrono::seconds(3), [&] { return broken_; });
-    throw ProtocolError(broken_ ? fault_ : description_ + " closed its stdin");
-  }
-}
-
-std::uint64_t Connection::send_request(std::string_view method,
-                                       const std::function<void(Writer&)>& write_params,
-                                       const std::shared_ptr<Pending>& pending) {
-  std::uint64_t id = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (broken_)
-      throw ProtocolError(fault_.empty() ? description_ + ": the session ended" : fault_);
-    if (stopping_) throw ProtocolError(description_ + ": the session ended");
-    id = next_id_++;
-    pending->sent = Clock::now();
-    pending_[id] = pending;
-  }
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("jsonrpc");
-  w.String("2.0");
-  w.Key("id");
-  w.Uint64(id);
-  w.Key("method");
-  w.String(method.data(), static_cast<rapidjson::SizeType>(method.size()));
-  w.Key("params");
-  w.StartObject();
-  if (write_params) write_params(w);
-  w.EndObject();
-  w.EndObject();
-  std::string line(buffer.GetString(), buffer.GetSize());
-  auto forget = [&] {
-    std::lock_guard<std::mutex> lock(mutex_);
-    pending_.erase(id);
-  };
-  if (schemas_ != nullptr) {
-    rapidjson::Document d;
-    d.Parse(line.c_str(), line.size());
-    if (std::string why = schemas_->check_request(d); !why.empty()) {
-      forget();
-      throw std::logic_error("the runner's own " + std::string(method) +
-                             " request does not match the protocol's schema: " + why);
-    }
-  }
-  if (options_.tap) options_.tap(true, line);
-  try {
-    write_line(line);
-  } catch (...) {
-    forget();
-    throw;
-  }
-  return id;
-}
-
-void Connection::send_cancel(std::uint64_t id) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("jsonrpc");
-  w.String("2.0");
-  w.Key("method");
-  w.String("$/cancelRequest");
-  w.Key("params");
-  w.StartObject();
-  w.Key("id");
-  w.Uint64(id);
-  w.EndObject();
-  w.EndObject();
-  const std::string line(buffer.GetString(), buffer.GetSize());
-  if (options_.tap) options_.tap(true, line);
-  try {
-    write_line(line);
-  } catch (...) {
-    // The call itself fails with the reason.
-  }
-}
-
-Reply Connection::call(std::string_view method, const std::function<void(Writer&)>& write_params,
-                       std::stop_token stop, std::optional<std::chrono::milliseconds> deadline) {
-  auto pending = std::make_shared<Pending>();
-  pending->method = std::string(method);
-  const std::uint64_t id = send_request(method, write_params, pending);
-  bool answered = true;
-  {
-    std::optional<std::stop_callback<std::function<void()>>> cancel;
-    if (stop.stop_possible()) {
-      cancel.emplace(stop, std::function<void()>([this, id] { send_cancel(id); }));
-    }
-    std::unique_lock<std::mutex> lock(mutex_);
-    auto done = [&] { return pending->done; };
-    if (deadline) {
-      answered = cv_.wait_for(lock, *deadline, done);
-    } else {
-      cv_.wait(lock, done);
-    }
-  }
-  if (!answered) {
-    throw ProtocolError(fault(
-        "did not answer " + std::string(method) + " within " + seconds_text(*deadline) + " (hung)",
-        true));
-  }
-  if (!pending->failure.empty()) throw ProtocolError(pending->failure);
-  const rapidjson::Value& d = pending->answer->doc;
-  if (const rapidjson::Value* error = member(d, "error")) {
-    const std::string why = throw_error_object(*error);
-    throw ProtocolError(fault("answered " + std::string(method) + " with " + why, false));
-  }
-  return Reply{pending->answer, member(d, "result")};
 }
 
 std::string Connection::fault(const std::string& what, bool fatal) {

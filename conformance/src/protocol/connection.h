@@ -1,6 +1,7 @@
 // One adapter process and the JSON-RPC conversation with it (the runner's
 // side). Internal to lizard_conformance_protocol; AdapterClient is the public
-// face.
+// face. connection.cc: the process (start, exit, stderr, faults, shutdown);
+// conversation.cc: the messages (requests, answers, pings).
 //
 // Threads: a reader of the adapter's stdout (answers go to the call waiting
 // for their id), a reader of its stderr (kept as lines), a waiter that reaps
@@ -26,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "lines.h"
 #include "lizard/conformance/adapter_client.h"
 #include "wire.h"
 
@@ -33,9 +35,17 @@ namespace lizard::conformance::protocol {
 
 class ProtocolSchemas;
 
-// One line from the adapter, parsed in place.
+// How long the client's threads wait in one poll before they look at the
+// connection's state again.
+inline constexpr std::chrono::milliseconds kPoll{200};
+// `text` on one line of at most `max` characters (then "..."), valid UTF-8.
+std::string one_line(std::string_view text, std::size_t max);
+// "2.5 s"
+std::string seconds_text(std::chrono::milliseconds ms);
+
+// One line from the adapter, parsed in place (the document points into it).
 struct Message {
-  std::string text;
+  Line line;
   rapidjson::Document doc;
 };
 
@@ -96,10 +106,10 @@ class Connection {
   void read_stderr();
   void wait_for_exit();
   void monitor();
-  void handle_line(std::string line);
+  void handle_line(Line line);
   void deliver(std::uint64_t id, std::shared_ptr<const Message> message);
-  // Writes one line (the newline is added). Throws ProtocolError.
-  void write_line(const std::string& line);
+  // Writes one line, which ends with its newline. Throws ProtocolError.
+  void write_line(std::string_view line);
   std::uint64_t send_request(std::string_view method,
                              const std::function<void(Writer&)>& write_params,
                              const std::shared_ptr<Pending>& pending);

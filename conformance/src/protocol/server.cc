@@ -1,3 +1,4 @@
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "lines.h"
 #include "lizard/conformance/adapter_client.h"
 #include "lizard/conformance/protocol_server.h"
 #include "lizard/conformance/rules.h"
@@ -94,44 +96,35 @@ class Server {
 
  private:
   void read_lines() {
-    std::string buffer;
-    std::size_t scanned = 0;
-    bool discarding = false;
-    std::vector<char> chunk(1 << 20);
+    protocol::LineReader reader(options_.in_fd);
+    bool discarding = false;  // the rest of a line over the limit
     while (true) {
-      const ssize_t n = ::read(options_.in_fd, chunk.data(), chunk.size());
+      const ssize_t n = reader.fill();
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return;
-      buffer.append(chunk.data(), static_cast<std::size_t>(n));
-      std::size_t start = 0;
-      for (std::size_t pos; (pos = buffer.find('\n', scanned)) != std::string::npos;) {
-        if (!discarding) handle(buffer.substr(start, pos - start));
+      while (auto line = reader.next()) {
+        if (!discarding) handle(std::move(*line));
         discarding = false;
-        start = pos + 1;
-        scanned = start;
       }
-      buffer.erase(0, start);
-      scanned = buffer.size();
-      if (buffer.size() > options_.max_line_bytes) {
+      if (reader.partial_size() > options_.max_line_bytes) {
         if (!discarding) respond_error("null", protocol::kInvalidRequest, "line too long");
-        buffer.clear();
-        scanned = 0;
+        reader.drop_partial();
         discarding = true;
       }
     }
   }
 
-  void handle(std::string line) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) return;
+  void handle(protocol::Line line) {
+    if (line.view().find_first_not_of(" \t\r") == std::string_view::npos) return;
     // Parsed in place: the document points into the line, which it keeps.
     struct Parsed {
-      std::string text;
+      protocol::Line line;
       rapidjson::Document doc;
     };
     auto parsed = std::make_shared<Parsed>();
-    parsed->text = std::move(line);
+    parsed->line = std::move(line);
     // Text values are checked for UTF-8 where they are read (read_text).
-    parsed->doc.ParseInsitu(parsed->text.data());
+    protocol::parse_line(parsed->doc, parsed->line, false);
     std::shared_ptr<const rapidjson::Document> doc(parsed, &parsed->doc);
     if (doc->HasParseError() || !doc->IsObject()) {
       respond_error("null", protocol::kParseError, "not a JSON object");
@@ -466,23 +459,35 @@ class Server {
     respond(id, "error", std::string_view(error.GetString(), error.GetSize()));
   }
 
+  // One line, written with one writev (a 1 MiB file's 1.4 MB of base64 is
+  // not copied again to be framed).
   void respond(const std::string& id, const char* field, std::string_view body) {
-    std::string line;
-    line.reserve(body.size() + id.size() + 40);
-    line += R"({"jsonrpc":"2.0","id":)";
-    line += id;
-    line += ",\"";
-    line += field;
-    line += "\":";
-    line += body;
-    line += "}\n";
+    std::string head = R"({"jsonrpc":"2.0","id":)";
+    head += id;
+    head += ",\"";
+    head += field;
+    head += "\":";
+    static constexpr char kTail[] = "}\n";
+    iovec parts[3] = {{head.data(), head.size()},
+                      {const_cast<char*>(body.data()), body.size()},
+                      {const_cast<char*>(kTail), sizeof kTail - 1}};
+    iovec* part = parts;
+    int count = 3;
     std::lock_guard<std::mutex> lock(out_mutex_);
-    std::string_view rest(line);
-    while (!rest.empty()) {
-      const ssize_t n = ::write(options_.out_fd, rest.data(), rest.size());
+    while (count > 0) {
+      const ssize_t n = ::writev(options_.out_fd, part, count);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return;  // the runner is gone
-      rest.remove_prefix(static_cast<std::size_t>(n));
+      auto written = static_cast<std::size_t>(n);
+      while (count > 0 && written >= part->iov_len) {
+        written -= part->iov_len;
+        ++part;
+        --count;
+      }
+      if (count > 0) {
+        part->iov_base = static_cast<char*>(part->iov_base) + written;
+        part->iov_len -= written;
+      }
     }
   }
 

@@ -15,8 +15,6 @@ namespace lizard::conformance::protocol {
 
 namespace {
 
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 struct ErrnoName {
   int value;
   const char* name;
@@ -110,69 +108,6 @@ std::optional<std::string> bytes_member(const rapidjson::Value& object, const ch
 
 }  // namespace
 
-std::string base64_encode(std::string_view bytes) {
-  std::string out((bytes.size() + 2) / 3 * 4, '=');
-  const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
-  char* o = out.data();
-  std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3, o += 4) {
-    const unsigned v = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
-    o[0] = kAlphabet[v >> 18];
-    o[1] = kAlphabet[(v >> 12) & 63];
-    o[2] = kAlphabet[(v >> 6) & 63];
-    o[3] = kAlphabet[v & 63];
-  }
-  if (const std::size_t rest = bytes.size() - i; rest > 0) {
-    const unsigned v = (in[i] << 16) | (rest == 2 ? in[i + 1] << 8 : 0);
-    o[0] = kAlphabet[v >> 18];
-    o[1] = kAlphabet[(v >> 12) & 63];
-    if (rest == 2) o[2] = kAlphabet[(v >> 6) & 63];
-  }
-  return out;
-}
-
-namespace {
-
-// -1 for a byte outside the alphabet.
-constexpr std::array<signed char, 256> kDecode = [] {
-  std::array<signed char, 256> t{};
-  for (auto& v : t) v = -1;
-  for (int i = 0; i < 64; ++i)
-    t[static_cast<unsigned char>(kAlphabet[i])] = static_cast<signed char>(i);
-  return t;
-}();
-
-}  // namespace
-
-std::optional<std::string> base64_decode(std::string_view text) {
-  if (text.size() % 4 != 0) return std::nullopt;
-  std::size_t pad = 0;
-  if (!text.empty() && text.back() == '=') pad = text[text.size() - 2] == '=' ? 2 : 1;
-  std::string out(text.size() / 4 * 3 - pad, '\0');
-  const auto* in = reinterpret_cast<const unsigned char*>(text.data());
-  char* o = out.data();
-  const std::size_t full = text.size() - (pad ? 4 : 0);  // the blocks without padding
-  for (std::size_t i = 0; i < full; i += 4, o += 3) {
-    const int a = kDecode[in[i]], b = kDecode[in[i + 1]], c = kDecode[in[i + 2]],
-              d = kDecode[in[i + 3]];
-    if ((a | b | c | d) < 0) return std::nullopt;
-    const unsigned v = (a << 18) | (b << 12) | (c << 6) | d;
-    o[0] = static_cast<char>(v >> 16);
-    o[1] = static_cast<char>((v >> 8) & 0xFF);
-    o[2] = static_cast<char>(v & 0xFF);
-  }
-  if (pad) {
-    const std::size_t i = full;
-    const int a = kDecode[in[i]], b = kDecode[in[i + 1]];
-    const int c = pad == 1 ? kDecode[in[i + 2]] : 0;
-    if ((a | b | c) < 0) return std::nullopt;
-    const unsigned v = (a << 18) | (b << 12) | (c << 6);
-    o[0] = static_cast<char>(v >> 16);
-    if (pad == 1) o[1] = static_cast<char>((v >> 8) & 0xFF);
-  }
-  return out;
-}
-
 void write_text(Writer& w, std::string_view text) {
   if (workspace::is_valid_utf8(text)) {
     write_string(w, text);
@@ -185,9 +120,8 @@ void write_text(Writer& w, std::string_view text) {
 }
 
 void write_bytes(Writer& w, std::string_view bytes) {
-  // The alphabet needs no escaping: skip the writer's per-character scan.
-  const std::string quoted = '"' + base64_encode(bytes) + '"';
-  w.RawValue(quoted.data(), quoted.size(), rapidjson::kStringType);
+  // Encoded straight into the message: the alphabet needs no escaping.
+  w.UnescapedString(base64_size(bytes.size()), [&](char* out) { base64_encode_to(bytes, out); });
 }
 
 std::optional<std::string> read_text(const rapidjson::Value& v) {
