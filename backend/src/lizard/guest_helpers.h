@@ -84,7 +84,8 @@ struct Envelope {
 // base64; never any other exception type.
 std::optional<Envelope> parse_envelope(std::string_view text);
 
-// A run's file in `state_dir`: "o" stdout, "e" stderr, "s" status, "p" claim and pid.
+// A run's file in `state_dir`: "o" stdout, "e" stderr, "p" the claim, then the
+// pid (first line) and the status (second line).
 std::string run_file(std::string_view state_dir, std::string_view run_id, std::string_view suffix);
 
 // Stops a run's process group: argv for exec.

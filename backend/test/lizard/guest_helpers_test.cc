@@ -213,10 +213,12 @@ TEST_F(GuestHelpersTest, CleanupListRemovesEarlierRunDirectories) {
   // The removal runs beside the second command; wait for it with a deadline.
   const auto gone = [&] {
     return !std::filesystem::exists(file(first, "p")) &&
-           !std::filesystem::exists(file(first, "o")) && !std::filesystem::exists(file(first, "s"));
+           !std::filesystem::exists(file(first, "o")) && !std::filesystem::exists(file(first, "e"));
   };
   EXPECT_TRUE(Eventually(gone, 10s));
-  EXPECT_TRUE(std::filesystem::exists(file(second, "s")));
+  // The second run's own files stay (its status is the second line of its .p).
+  EXPECT_TRUE(std::filesystem::exists(file(second, "p")));
+  EXPECT_TRUE(std::filesystem::exists(file(second, "o")));
 }
 
 TEST_F(GuestHelpersTest, ProbeTellsDirectoriesFilesLoopsAndAbsence) {

@@ -12,11 +12,18 @@
 # Idempotent by run id: the first start claims RUN.p and starts the command;
 # a re-sent or re-attaching exec finds the claim and only waits for the
 # status, so a command never starts twice. The run's files live in field 5
-# (/root/.lizard, not /tmp, which commands clean up): RUN.p the command's pid,
-# RUN.o and RUN.e its output, RUN.s its status. Output goes straight to files
+# (/root/.lizard, not /tmp, which commands clean up): RUN.p the claim, then
+# the command's pid on its first line and, once it ended, the status on its
+# second; RUN.o and RUN.e its output. Three files, no more: creating one
+# costs up to a millisecond on some file systems. Output goes straight to files
 # (nothing reads the command's streams, so a background child holding them
 # cannot hold the result). The helper keeps them open, so it still answers
 # when a command deletes them.
+#
+# A run of `true` starts six programs (docs/performance.md): run_start.sh's
+# sh, setsid -f -w, this shell, the command's setsid, true and the output
+# watcher's sleep. The sizes of empty streams, the SIGPIPE check and the
+# lookup of this shell's setsid are builtins: no program, no fork.
 #
 # Answer on stdout:
 #   LZ2 EXIT TIMEDOUT OVERLIMIT OUTSIZE ERRSIZE ERRNO
@@ -50,6 +57,23 @@ __lz_field; __lz_b=$__lz_v
 __lz_field; __lz_d=$__lz_v
 __lz_decoded; __lz_wd=$__lz_v
 __lz_field; __lz_ne=$__lz_v
+# The helper's own setsid, found on its PATH with builtins (a caller's PATH
+# must not decide which setsid starts the command).
+__lz_which_setsid() {
+  __lz_pv=$PATH:
+  __lz_setsid=
+  while [ -n "$__lz_pv" ]; do
+    __lz_pd=${__lz_pv%%:*}
+    __lz_pv=${__lz_pv#*:}
+    if [ -f "${__lz_pd:-.}/setsid" ] && [ -x "${__lz_pd:-.}/setsid" ]; then
+      __lz_setsid=${__lz_pd:-.}/setsid
+      return 0
+    fi
+  done
+}
+# Field 33 of /proc/self/stat, the ignored signals, counted from the state
+# (field 3) so that the name in parentheses is passed over whatever it holds.
+__lz_sigignored() { __lz_v=${31:-0}; }
 # The environment entries (as __lz_e0 ..), then the argv (as "$@"). Their
 # total size, for the E2BIG check.
 __lz_size=0
@@ -87,32 +111,42 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
   # through env(1).
   __lz_setsid=setsid
   __lz_env=0
+  __lz_abs=0
   __lz_j=0
   while [ "$__lz_j" -lt "$__lz_ne" ]; do
     eval "__lz_v=\$__lz_e$__lz_j"
     case ${__lz_v%%=*} in
       __lz*|''|[0-9]*|*[!A-Za-z0-9_]*) __lz_env=1 ;;
-      # The caller's PATH must not decide which setsid starts the command.
-      PATH) __lz_setsid=$(command -v setsid) ;;
+      PATH) __lz_abs=1 ;;
     esac
     __lz_j=$((__lz_j + 1))
   done
+  # SIGPIPE (signal 13, mask 4096) in the ignored set: one line of
+  # /proc/self/stat, read with builtins (the shell reads a byte per system
+  # call: the shortest file that has it, about 300 bytes where the SigIgn
+  # line of /proc/self/status is 800 in). Without /proc the command starts
+  # as this shell was started.
   __lz_sigpipe=
-  if [ -r /proc/$$/status ]; then
-    while read -r __lz_key __lz_val; do
-      [ "$__lz_key" = SigIgn: ] || continue
-      __lz_val=${__lz_val#"${__lz_val%????}"}
-      [ $((0x$__lz_val & 4096)) -ne 0 ] && __lz_sigpipe=--default-signal=PIPE
-      break
-    done </proc/$$/status
+  if { read -r __lz_v; } 2>/dev/null </proc/self/stat; then
+    # shellcheck disable=SC2086 # the fields after the name, split into $1 ..
+    __lz_sigignored ${__lz_v#*") "}
+    case $__lz_v in *[!0-9]*) __lz_v=0 ;; esac
+    [ $((__lz_v & 4096)) -ne 0 ] && __lz_sigpipe=--default-signal=PIPE
   fi
   [ -n "$__lz_sigpipe" ] && __lz_env=1
-  [ "$__lz_env" = 1 ] && [ "$__lz_setsid" = setsid ] && __lz_setsid=$(command -v setsid)
+  # With env(1) in between, the command's PATH would decide too.
+  { [ "$__lz_abs" = 1 ] || [ "$__lz_env" = 1 ]; } && __lz_which_setsid
   # Made (and held open) before the command starts: the answer survives a
   # command that deletes the run's files.
   : >"$__lz_r.o"
   : >"$__lz_r.e"
   exec 7<"$__lz_r.o" 8<"$__lz_r.e"
+  # The sizes at the end come from these descriptors through /proc/self/fd
+  # (a new open file, so the answer still reads them from their start).
+  # Without /proc, wc -c measures them on descriptors of their own, as it
+  # moves the offset of the one it reads.
+  __lz_proc=1
+  [ -e /proc/self/fd/7 ] || { __lz_proc=0; exec 5<"$__lz_r.o" 6<"$__lz_r.e"; }
   if [ "$__lz_errno" = 0 ]; then
     (
       cd -- "$__lz_wd" 2>/dev/null || { echo "lizard: cannot enter $__lz_wd" >&2; exit 126; }
@@ -131,22 +165,17 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
         __lz_j=$((__lz_j + 1))
       done
       exec "$__lz_setsid" -- "$@"
-    ) </dev/null >>"$__lz_r.o" 2>>"$__lz_r.e" 7<&- 8<&- &
+    ) </dev/null >>"$__lz_r.o" 2>>"$__lz_r.e" 5<&- 6<&- 7<&- 8<&- &
     __lz_p=$!
   else
     __lz_p=0
   fi
   echo "$__lz_p" >"$__lz_r.p"
-  if [ -n "$__lz_c" ]; then
-    (
-      cd "$__lz_d" || exit 0
-      set --
-      for __lz_i in $__lz_c; do set -- "$@" "$__lz_i" "$__lz_i".*; done
-      rm -rf -- "$@"
-    ) </dev/null >/dev/null 2>&1 &
-  fi
   __lz_w=
   __lz_kt=
+  # The watchers start before the removal of earlier runs' files: a watcher
+  # stopped before its first sleep kills $! as its own, which is then the
+  # command (already reaped) or the other watcher, never the removal.
   if [ "$__lz_p" != 0 ]; then
     # The output watcher: checks the sizes (20 ms, then up to every 200 ms
     # while nothing grows) and kills the group past the limit. Stopped when
@@ -176,7 +205,9 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
     if [ "$__lz_t" -gt 0 ]; then
       (
         trap 'kill $! 2>/dev/null; exit 0' TERM
-        sleep "$((__lz_t / 1000)).$(printf %03d $((__lz_t % 1000)))" &
+        __lz_ms=$((__lz_t % 1000))
+        case $__lz_ms in ?) __lz_ms=00$__lz_ms ;; ??) __lz_ms=0$__lz_ms ;; esac
+        sleep "$((__lz_t / 1000)).$__lz_ms" &
         wait $! || exit 0
         : >"$__lz_r.to"
         kill -TERM -"$__lz_p" 2>/dev/null
@@ -186,6 +217,16 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
       ) </dev/null >/dev/null 2>&1 &
       __lz_kt=$!
     fi
+  fi
+  if [ -n "$__lz_c" ]; then
+    (
+      cd "$__lz_d" || exit 0
+      set --
+      for __lz_i in $__lz_c; do set -- "$@" "$__lz_i" "$__lz_i".*; done
+      rm -rf -- "$@"
+    ) </dev/null >/dev/null 2>&1 &
+  fi
+  if [ "$__lz_p" != 0 ]; then
     wait "$__lz_p"
     __lz_x=$?
     kill "$__lz_w" $__lz_kt 2>/dev/null
@@ -197,27 +238,43 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
     __lz_to=1
     kill -KILL -"$__lz_p" 2>/dev/null
   fi
-  # Sizes through the held descriptors (the files may be gone).
-  __lz_os=$(wc -c <&7)
-  __lz_es=$(wc -c <&8)
+  # Sizes through the held descriptors (the files may be gone). An empty
+  # stream needs no program ([ -s ]); one stat measures both otherwise.
+  __lz_os=0
+  __lz_es=0
+  if [ "$__lz_proc" = 0 ]; then
+    __lz_os=$(wc -c <&5)
+    __lz_es=$(wc -c <&6)
+  elif [ -s /proc/self/fd/7 ] || [ -s /proc/self/fd/8 ]; then
+    # shellcheck disable=SC2046 # two sizes, split into $1 $2
+    set -- $(stat -L -c %s /proc/self/fd/7 /proc/self/fd/8 2>/dev/null)
+    __lz_os=${1-}
+    __lz_es=${2-}
+    case $__lz_os:$__lz_es in
+      :*|*:|*[!0-9:]*)
+        __lz_os=$(wc -c </proc/self/fd/7)
+        __lz_es=$(wc -c </proc/self/fd/8)
+        ;;
+    esac
+  fi
   __lz_ov=0
   if [ -e "$__lz_r.over" ] || [ "$__lz_os" -gt "$__lz_l" ] || [ "$__lz_es" -gt "$__lz_l" ]; then
     __lz_ov=1
     kill -KILL -"$__lz_p" 2>/dev/null
   fi
-  # One small write: a reader that sees the file non-empty sees all of it.
-  # (The answer below does not depend on it: a command may have removed
-  # the run's files.)
-  echo "$__lz_x $__lz_to $__lz_ov $__lz_os $__lz_es $__lz_errno" >"$__lz_r.s" 2>/dev/null
+  # The status, RUN.p's second line, in one small write: a reader sees all
+  # of the line or none of it. (The answer below does not depend on it: a
+  # command may have removed the run's files.)
+  echo "$__lz_x $__lz_to $__lz_ov $__lz_os $__lz_es $__lz_errno" 2>/dev/null >>"$__lz_r.p"
   __lz_own=1
 else
   set +C
   __lz_own=0
-  while [ ! -s "$__lz_r.s" ]; do
+  until { read -r __lz_v && read -r __lz_x __lz_to __lz_ov __lz_os __lz_es __lz_errno; } \
+    2>/dev/null <"$__lz_r.p"; do
     if [ ! -e "$__lz_r.p" ]; then echo "LZFAIL the run files are gone"; exit 0; fi
     sleep 0.05
   done
-  read -r __lz_x __lz_to __lz_ov __lz_os __lz_es __lz_errno <"$__lz_r.s"
 fi
 echo "LZ2 $__lz_x $__lz_to $__lz_ov $__lz_os $__lz_es $__lz_errno"
 # A stream: "b" + base64 of its first $2 bytes, "-" when not inline. From the
@@ -237,7 +294,6 @@ __lz_emit() {
     echo b
   fi
 }
-[ "$__lz_own" = 1 ] && { exec 7<"/proc/$$/fd/7" 8<"/proc/$$/fd/8"; } 2>/dev/null
 if [ "$__lz_ov" = 1 ]; then
   __lz_emit 7 65536 1
   __lz_emit 8 65536 1
