@@ -114,8 +114,6 @@ MemoryBackend::MemoryBackend(const ws::WorkspaceRef& ref) : id_(ref.id) {
 
 MemoryBackend::~MemoryBackend() = default;
 
-ws::Capabilities MemoryBackend::capabilities() const { return {ws::Capability::kFilesystem}; }
-
 std::optional<ws::WorkspaceRef> MemoryBackend::ref() const {
   return ws::WorkspaceRef{"memory", id_};
 }

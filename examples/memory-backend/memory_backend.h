@@ -18,8 +18,8 @@
 
 namespace memory_backend {
 
-class MemoryBackend final : public lizard::workspace::WorkspaceBackend,
-                            public lizard::workspace::SupportsFilesystem {
+class MemoryBackend final
+    : public lizard::workspace::BackendBase<lizard::workspace::SupportsFilesystem> {
  public:
   // A new, empty environment.
   MemoryBackend();
@@ -29,8 +29,6 @@ class MemoryBackend final : public lizard::workspace::WorkspaceBackend,
   explicit MemoryBackend(const lizard::workspace::WorkspaceRef& ref);
   ~MemoryBackend() override;  // keeps the environment
 
-  lizard::workspace::Capabilities capabilities() const override;
-  lizard::workspace::SupportsFilesystem* filesystem() override { return this; }
   std::optional<lizard::workspace::WorkspaceRef> ref() const override;
   std::string working_dir() const override { return "/work"; }
   void destroy() override;

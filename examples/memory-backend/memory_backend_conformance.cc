@@ -25,7 +25,9 @@ class MemorySession : public BackendSession {
   }
   bool can_attach() const override { return true; }
   // Only files: every rule needing commands or realpath SKIPs with the reason.
-  Capabilities capabilities() const override { return {Capability::kFilesystem}; }
+  Capabilities capabilities() const override {
+    return memory_backend::MemoryBackend::kCapabilities;
+  }
 };
 
 class MemoryFactory : public BackendFactory {

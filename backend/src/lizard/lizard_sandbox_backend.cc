@@ -37,10 +37,6 @@ LizardSandboxBackend::LizardSandboxBackend(LizardOptions options)
 
 LizardSandboxBackend::~LizardSandboxBackend() = default;
 
-Capabilities LizardSandboxBackend::capabilities() const {
-  return {Capability::kCommands, Capability::kFilesystem, Capability::kRealpath};
-}
-
 std::optional<WorkspaceRef> LizardSandboxBackend::ref() const { return impl_->session_.ref(); }
 
 std::string LizardSandboxBackend::working_dir() const { return internal::kLizardWorkingDir; }

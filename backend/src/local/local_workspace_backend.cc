@@ -318,10 +318,6 @@ LocalWorkspaceBackend::LocalWorkspaceBackend(LocalOptions options)
 
 LocalWorkspaceBackend::~LocalWorkspaceBackend() = default;
 
-Capabilities LocalWorkspaceBackend::capabilities() const {
-  return Capabilities{Capability::kCommands, Capability::kFilesystem, Capability::kRealpath};
-}
-
 std::optional<WorkspaceRef> LocalWorkspaceBackend::ref() const { return impl_->ref(); }
 
 std::string LocalWorkspaceBackend::working_dir() const { return impl_->root(); }

@@ -2,7 +2,8 @@
 // UNEXPECTED FAIL / PASS / SKIP, stale entries), sharding (the union of N
 // shards is the selection, without overlap), merge and compare, the report
 // formats' verdicts, output paths checked before any rule, and rules of
-// another profile decided without a session.
+// another profile decided without a session, and a backend whose
+// capabilities() disagrees with its own accessors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "lizard/conformance/expectations.h"
+#include "lizard/conformance/forwarding_backend.h"
 #include "lizard/conformance/local_factory.h"
 #include "lizard/conformance/report_tools.h"
 #include "lizard/conformance/runner.h"
@@ -342,6 +344,35 @@ TEST(Runner, ExpectationsDecideTheExitStatusOfARealRun) {
       parse_expectations("lizard.*  SKIP  not the lizard profile\n", "e.txt");
   options.expectations = &right;
   EXPECT_EQ(run_rules(*factory, options).exit_status(), 0);
+}
+
+// A backend whose capabilities are decided at run time, and decided wrong:
+// it lists no filesystem, yet filesystem() answers.
+class HidesItsFilesystem final : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
+  Capabilities capabilities() const override {
+    return {workspace::Capability::kCommands, workspace::Capability::kRealpath};
+  }
+};
+
+TEST(Runner, ABackendThatDisagreesWithItselfFailsEveryRuleThatMakesOne) {
+  std::shared_ptr<BackendFactory> local = make_local_factory();
+  auto factory = decorate_factory(local, "disagreeing", [](std::unique_ptr<WorkspaceBackend> b) {
+    return std::make_unique<HidesItsFilesystem>(std::move(b));
+  });
+  RunnerOptions options;
+  options.filter = "cmd.result-fields:fs.bytes-round-trip";
+  std::ostringstream out;
+  options.out = &out;
+  const RunReport report = run_rules(*factory, options);
+  ASSERT_EQ(report.rules.size(), 2u) << out.str();
+  for (const auto& r : report.rules) {
+    EXPECT_EQ(r.status, Status::kFail) << r.id << ": " << r.reason;
+    EXPECT_NE(r.reason.find("capabilities() omits 'filesystem' but its filesystem accessor"),
+              std::string::npos)
+        << r.id << ": " << r.reason;
+  }
 }
 
 }  // namespace

@@ -255,7 +255,13 @@ BackendPtr RuleContext::adopt(std::unique_ptr<WorkspaceBackend> backend) {
       {Capability::kRealpath, "realpath", shared->realpath_support() != nullptr},
   };
   for (const auto& check : checks) {
-    if (declared.has(check.cap) && (!actual.has(check.cap) || !check.present)) {
+    if (actual.has(check.cap) != check.present) {
+      throw RuleAbort(std::string("the backend's capabilities() ") +
+                      (check.present ? "omits" : "lists") + " '" + check.name + "' but its " +
+                      check.name + " accessor returns " +
+                      (check.present ? "an interface" : "null"));
+    }
+    if (declared.has(check.cap) && !actual.has(check.cap)) {
       throw RuleAbort(std::string("the factory declares capability '") + check.name +
                       "' but the backend does not offer it");
     }

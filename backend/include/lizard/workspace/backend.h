@@ -3,9 +3,14 @@
 //
 // A backend is a WorkspaceBackend plus any of three capability interfaces
 // (SupportsCommands, SupportsFilesystem, SupportsRealpath). Generic code asks
-// at run time: `if (auto* cmd = backend.commands()) cmd->run(...)`. A concrete
-// backend usually inherits all of them, so code that knows the type calls
-// `backend.run(...)` directly.
+// at run time: `if (auto* cmd = backend.commands()) cmd->run(...)`. Code that
+// knows the concrete type calls `backend.run(...)` directly.
+//
+// A concrete backend derives from BackendBase<the interfaces it implements>:
+// capabilities() and the three accessors are then computed from that list, so
+// they cannot disagree with what the class implements. Only a backend whose
+// capabilities are decided at run time (one that forwards to another backend)
+// derives from WorkspaceBackend directly and keeps them consistent itself.
 //
 // Thread safety: every backend in this project, and every backend the
 // conformance suite accepts, is safe to call from many threads at once
@@ -14,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "lizard/workspace/errors.h"
@@ -87,7 +93,8 @@ class WorkspaceBackend {
   virtual ~WorkspaceBackend() = default;
 
   // What this backend offers. A capability listed here must work; the
-  // accessors below return non-null exactly for the listed capabilities.
+  // accessors below return non-null exactly for the listed capabilities
+  // (BackendBase guarantees it; the suite checks it for every backend).
   virtual Capabilities capabilities() const = 0;
   virtual SupportsCommands* commands() { return nullptr; }
   virtual SupportsFilesystem* filesystem() { return nullptr; }
@@ -105,6 +112,50 @@ class WorkspaceBackend {
   // operations raise WorkspaceUnavailableError; a command running at the
   // time raises WorkspaceUnavailableError too.
   virtual void destroy() = 0;
+};
+
+namespace detail {
+template <class Interface>
+constexpr Capability capability_of() {
+  if constexpr (std::is_same_v<Interface, SupportsCommands>) {
+    return Capability::kCommands;
+  } else if constexpr (std::is_same_v<Interface, SupportsFilesystem>) {
+    return Capability::kFilesystem;
+  } else {
+    static_assert(std::is_same_v<Interface, SupportsRealpath>,
+                  "BackendBase takes only SupportsCommands, SupportsFilesystem, SupportsRealpath");
+    return Capability::kRealpath;
+  }
+}
+}  // namespace detail
+
+// The base of a concrete backend: `class Mine final : public
+// BackendBase<SupportsFilesystem> { ... }` implements the file operations and
+// ref()/working_dir()/destroy(); capabilities() is {kFilesystem},
+// filesystem() returns this, commands() and realpath_support() return null.
+// Listing an interface twice does not compile.
+template <class... Offered>
+class BackendBase : public WorkspaceBackend, public Offered... {
+  template <class Interface>
+  static constexpr bool kOffers = (std::is_same_v<Interface, Offered> || ...);
+
+ public:
+  static constexpr Capabilities kCapabilities{detail::capability_of<Offered>()...};
+
+  Capabilities capabilities() const final { return kCapabilities; }
+  SupportsCommands* commands() final { return offered<SupportsCommands>(); }
+  SupportsFilesystem* filesystem() final { return offered<SupportsFilesystem>(); }
+  SupportsRealpath* realpath_support() final { return offered<SupportsRealpath>(); }
+
+ private:
+  template <class Interface>
+  Interface* offered() {
+    if constexpr (kOffers<Interface>) {
+      return this;
+    } else {
+      return nullptr;
+    }
+  }
 };
 
 }  // namespace lizard::workspace

@@ -50,10 +50,8 @@ struct LizardOptions {
   static LizardOptions from_environment();
 };
 
-class LizardSandboxBackend final : public WorkspaceBackend,
-                                   public SupportsCommands,
-                                   public SupportsFilesystem,
-                                   public SupportsRealpath {
+class LizardSandboxBackend final
+    : public BackendBase<SupportsCommands, SupportsFilesystem, SupportsRealpath> {
  public:
   // Validates the options (size, lifetime, key and project present unless a
   // ref is given: std::invalid_argument) and sends nothing.
@@ -62,10 +60,6 @@ class LizardSandboxBackend final : public WorkspaceBackend,
   LizardSandboxBackend(const LizardSandboxBackend&) = delete;
   LizardSandboxBackend& operator=(const LizardSandboxBackend&) = delete;
 
-  Capabilities capabilities() const override;
-  SupportsCommands* commands() override { return this; }
-  SupportsFilesystem* filesystem() override { return this; }
-  SupportsRealpath* realpath_support() override { return this; }
   std::optional<WorkspaceRef> ref() const override;
   std::string working_dir() const override;  // "/workspace"
   void destroy() override;

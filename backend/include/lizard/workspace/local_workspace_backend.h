@@ -47,10 +47,8 @@ struct LocalOptions {
 //   is true for it.
 // - destroy() kills the process groups of commands still running and of
 //   background children they left, then removes the directory.
-class LocalWorkspaceBackend final : public WorkspaceBackend,
-                                    public SupportsCommands,
-                                    public SupportsFilesystem,
-                                    public SupportsRealpath {
+class LocalWorkspaceBackend final
+    : public BackendBase<SupportsCommands, SupportsFilesystem, SupportsRealpath> {
  public:
   // Creates the directory (see LocalOptions::root) unless attaching by ref.
   // Throws std::invalid_argument for a ref whose provider is not "local" or
@@ -61,10 +59,6 @@ class LocalWorkspaceBackend final : public WorkspaceBackend,
   LocalWorkspaceBackend(const LocalWorkspaceBackend&) = delete;
   LocalWorkspaceBackend& operator=(const LocalWorkspaceBackend&) = delete;
 
-  Capabilities capabilities() const override;
-  SupportsCommands* commands() override { return this; }
-  SupportsFilesystem* filesystem() override { return this; }
-  SupportsRealpath* realpath_support() override { return this; }
   std::optional<WorkspaceRef> ref() const override;
   std::string working_dir() const override;
   void destroy() override;
