@@ -98,8 +98,10 @@ TEST(ClientTransportTest, RequestsReuseOneKeepAliveConnectionAndSendTheKeyOnlyIn
 }
 
 TEST(ClientTransportTest, DeadlineAndCancellationEndAHangingRequest) {
-  TinyServer tiny;
+  // Declared before the server: its handlers may still be polling `release`
+  // while the server shuts down.
   std::atomic<bool> release{false};
+  TinyServer tiny;
   tiny.server().Get("/api/sandboxes/s", [&](const httplib::Request&, httplib::Response& res) {
     const auto end = std::chrono::steady_clock::now() + 30s;
     while (!release && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(10ms);
