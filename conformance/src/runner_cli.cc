@@ -78,7 +78,8 @@ void add_run_options(CLI::App& app, CliOptions& o) {
                "print the rule table (ID, gtest name, profile, summary) of the selection and exit");
   app.add_option("--filter", o.filter,
                  "rule IDs to run: ':'-separated globs, '-' excludes ('fs.*:-fs.large-*')");
-  app.add_option("-j,--jobs", o.jobs, "rules running at once")
+  app.add_option("-j,--jobs", o.jobs,
+                 "rules running at once (those that wait longest by design start first)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   app.add_option("--rule-timeout", o.rule_timeout, "a rule running longer (seconds) FAILs")

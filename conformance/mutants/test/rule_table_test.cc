@@ -1,6 +1,9 @@
 // The rule table itself (ctest `suite.rule-table`): every row is complete and
 // unique, and docs/contract.md's rule tables are exactly what the rows
 // produce. LIZARD_UPDATE_DOCS=1 rewrites those tables from the rows.
+// ctest `suite.wait-hints`: every row's wait_seconds is what its body waited
+// in a run of the suite on the embedded mock (the report conformance_lizard
+// writes, named by LIZARD_WAIT_HINTS_REPORT).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "lizard/conformance/report_tools.h"
 #include "lizard/conformance/rules.h"
 
 namespace lizard::conformance {
@@ -56,6 +60,21 @@ TEST(RuleTable, ContractDocMatchesTheRows) {
   }
   EXPECT_EQ(have, want) << "docs/contract.md's rule tables differ from the rule table; run "
                            "LIZARD_UPDATE_DOCS=1 build/bin/mutants_test --gtest_filter=RuleTable.*";
+}
+
+TEST(RuleTable, WaitHintsAreWhatTheRulesWaited) {
+  const char* path = std::getenv("LIZARD_WAIT_HINTS_REPORT");
+  if (path == nullptr) GTEST_SKIP() << "run as ctest suite.wait-hints (it names the report)";
+  const RunReport report = read_json_report(path);
+  ASSERT_GE(report.rules.size(), all_rules().size() - 1) << path << " is not a whole run";
+  for (const RuleResult& r : report.rules) {
+    const RuleInfo* rule = find_rule(r.id);
+    ASSERT_NE(rule, nullptr) << r.id << " in " << path << " is no rule";
+    if (r.status == Status::kSkip) continue;
+    EXPECT_NEAR(rule->wait_seconds, r.wait_seconds, 0.01)
+        << r.id << ": its row says it waits " << rule->wait_seconds << " s, it waited "
+        << r.wait_seconds << " s (set .wait_seconds in its row)";
+  }
 }
 
 }  // namespace

@@ -175,13 +175,19 @@ void start_rule(BackendFactory& factory, const std::shared_ptr<Slot>& slot,
 // One run's bookkeeping: the rules waiting and running, and the results.
 class Scheduler {
  public:
+  // The rules that wait longest by design start first (the rest in table
+  // order), so the long waits overlap each other instead of ending the run.
   Scheduler(BackendFactory& factory, const RunnerOptions& options,
             std::vector<const RuleInfo*> rules)
       : factory_(factory),
         options_(options),
-        pending_(rules.begin(), rules.end()),
         total_(rules.size()),
-        jobs_(std::max(1, options.jobs)) {}
+        jobs_(std::max(1, options.jobs)) {
+    std::stable_sort(rules.begin(), rules.end(), [](const RuleInfo* a, const RuleInfo* b) {
+      return a->wait_seconds > b->wait_seconds;
+    });
+    pending_.assign(rules.begin(), rules.end());
+  }
 
   std::map<std::string_view, RuleResult> run() {
     std::unique_lock<std::mutex> lock(shared_->mutex);

@@ -41,6 +41,12 @@ struct RuleInfo {
   // The rule exercises the platform's per-request execution limit; a
   // factory that can shorten it for this session should (lizard.long-command).
   bool wants_short_exec_limit = false;
+  // How long the body waits by design on the embedded mock: the total it
+  // notes with note_wait (a timeout run out, a process group watched after a
+  // stop). The runner starts the rules that wait longest first, so a run at
+  // --jobs N ends sooner; nothing but the order depends on it. ctest
+  // suite.wait-hints checks every row against a run of the suite.
+  double wait_seconds = 0;
 };
 
 // Every rule, in contract order.
