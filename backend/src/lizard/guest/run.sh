@@ -173,15 +173,20 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
   echo "$__lz_p" >"$__lz_r.p"
   __lz_w=
   __lz_kt=
-  # The watchers start before the removal of earlier runs' files: a watcher
-  # stopped before its first sleep kills $! as its own, which is then the
-  # command (already reaped) or the other watcher, never the removal.
+  # Each watcher stops its own sleep when it is stopped: with SIGKILL, as a
+  # sleep just forked still has this shell's handler until it execs and
+  # would swallow a SIGTERM (dash; the sleep then outlived the run, seen
+  # under load). $! is the watcher's own sleep once it started one; before
+  # that it is the $! the watcher inherited (__lz_q), which it leaves alone.
+  # The watchers start before the removal of earlier runs' files, so that
+  # inherited $! is never the removal.
   if [ "$__lz_p" != 0 ]; then
     # The output watcher: checks the sizes (20 ms, then up to every 200 ms
     # while nothing grows) and kills the group past the limit. Stopped when
     # the command ends; it takes its sleep along.
     (
-      trap 'kill $! 2>/dev/null; exit 0' TERM
+      __lz_q=$!
+      trap '[ "$!" = "$__lz_q" ] || kill -KILL $! 2>/dev/null; exit 0' TERM
       __lz_i=0
       __lz_z=
       while :; do
@@ -204,7 +209,8 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
     __lz_w=$!
     if [ "$__lz_t" -gt 0 ]; then
       (
-        trap 'kill $! 2>/dev/null; exit 0' TERM
+        __lz_q=$!
+        trap '[ "$!" = "$__lz_q" ] || kill -KILL $! 2>/dev/null; exit 0' TERM
         __lz_ms=$((__lz_t % 1000))
         case $__lz_ms in ?) __lz_ms=00$__lz_ms ;; ??) __lz_ms=0$__lz_ms ;; esac
         sleep "$((__lz_t / 1000)).$__lz_ms" &
