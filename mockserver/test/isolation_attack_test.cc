@@ -233,11 +233,16 @@ class IsolationLimits : public MockFixture {
 TEST_F(IsolationLimits, LimitsStopAForkBombAndADiskFiller) {
   const std::string id = create();
   // The bomb runs in a shell of its own (a shell that cannot fork gives up);
-  // the count uses builtins only, since nothing can fork at the limit.
+  // the count uses builtins only, since nothing can fork at the limit. A
+  // child just forked is still "sh" until it runs exec, and under load none
+  // may have got there when the bomb returns: count until two passes agree
+  // on a number above zero (at most 2,000 passes).
   auto r = sh(id,
               "sh -c 'i=0; while [ $i -lt 100 ]; do sleep 60 & i=$((i+1)); done' 2>/dev/null; "
-              "n=0; for p in /proc/[0-9]*; do read c < $p/comm 2>/dev/null && [ \"$c\" = sleep ] "
-              "&& n=$((n+1)); done; echo $n; kill -9 -1; wait; "
+              "n=0; k=0; while [ $k -lt 2000 ]; do m=0; for p in /proc/[0-9]*; do "
+              "read c < $p/comm 2>/dev/null && [ \"$c\" = sleep ] && m=$((m+1)); done; "
+              "[ $m -gt 0 ] && [ $m -eq $n ] && break; n=$m; k=$((k+1)); done; "
+              "echo $n; kill -9 -1; wait; "
               "head -c 3000000 /dev/zero > /tmp/big; echo write=$?; stat -c %s /tmp/big");
   std::istringstream in(r.out);
   int sleeps = 0;
