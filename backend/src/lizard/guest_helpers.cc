@@ -1,10 +1,12 @@
 #include "lizard/guest_helpers.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <stdexcept>
 
 #include "lizard/api/codec.h"
 #include "lizard/guest_scripts.h"
+#include "lizard/workspace/types.h"
 #include "lizard/workspace/utf8.h"
 
 namespace lizard::workspace::internal {
@@ -174,6 +176,22 @@ std::optional<Envelope> parse_envelope(std::string_view text) {
   };
   env.out = decode(lines[first + 1]);
   env.err = decode(lines[first + 2]);
+  // A stream sent inline is its first OUTSIZE bytes (over the limit: its
+  // first 64 KiB, or all of a shorter one). Fewer means its file was cut or
+  // removed before the answer read it: never a result with output missing.
+  const auto check = [&](const std::optional<std::string>& bytes, std::uint64_t size) {
+    if (!bytes) return;
+    const std::uint64_t want =
+        env.over_limit ? std::min<std::uint64_t>(size, kOutputHeadBytes) : size;
+    if (bytes->size() < want || (!env.over_limit && bytes->size() != size)) {
+      throw std::runtime_error(
+          "the command's output was removed or cut in the sandbox before it "
+          "could be read (" +
+          std::to_string(bytes->size()) + " of " + std::to_string(want) + " bytes)");
+    }
+  };
+  check(env.out, env.out_size);
+  check(env.err, env.err_size);
   return env;
 }
 

@@ -10,6 +10,7 @@
 #include "lizard/sandbox_files.h"
 #include "lizard/sandbox_runs.h"
 #include "lizard/sandbox_session.h"
+#include "lizard/workspace/checks.h"
 
 namespace lizard::workspace {
 
@@ -23,9 +24,20 @@ LizardOptions LizardOptions::from_environment() {
   return options;
 }
 
+namespace {
+
+// The backend's env reaches every command (and the create's envs): checked
+// as a call's env is, once, before anything is sent.
+LizardOptions checked(LizardOptions options) {
+  validate_env(options.env, "LizardOptions::env");
+  return options;
+}
+
+}  // namespace
+
 class LizardSandboxBackend::Impl {
  public:
-  explicit Impl(LizardOptions options) : session_(std::move(options)) {}
+  explicit Impl(LizardOptions options) : session_(checked(std::move(options))) {}
 
   internal::SandboxSession session_;
   internal::SandboxRuns runs_{session_};

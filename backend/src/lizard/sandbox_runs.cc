@@ -209,7 +209,8 @@ CommandResult SandboxRuns::result_of(const std::string& sandbox_id, const RunSpe
   add_cleanup_later(spec.run_id, !envelope.out || !envelope.err);
   std::string out = repair_utf8(raw_out);
   std::string err = repair_utf8(raw_err);
-  if (envelope.timed_out) {
+  // (Only a run with a timeout has a watchdog to say it timed out.)
+  if (envelope.timed_out && options.timeout) {
     throw WorkspaceTimeoutError(
         "the command outlived its timeout of " + std::to_string(options.timeout->count()) + " s",
         std::move(out), std::move(err), *options.timeout);
@@ -238,6 +239,12 @@ std::string SandboxRuns::read_run_file(const std::string& sandbox_id, const std:
                     {.missing = "the output of the command is missing from the sandbox"});
   // A background child may still be adding to the file; the status is the cut.
   if (bytes.size() > size) bytes.resize(size);
+  // Shorter than when the command ended: something cut or replaced the file.
+  if (bytes.size() < size) {
+    throw WorkspaceError(
+        "the output of the command was cut in the sandbox before it could be read (" +
+        std::to_string(bytes.size()) + " of " + std::to_string(size) + " bytes)");
+  }
   return bytes;
 }
 

@@ -93,6 +93,7 @@ class EventFd {
 class LocalWorkspaceBackend::Impl {
  public:
   explicit Impl(LocalOptions options) : options_(std::move(options)) {
+    validate_env(options_.env, "LocalOptions::env");
     if (options_.ref) {
       if (options_.ref->provider != kProvider) {
         throw std::invalid_argument("a local backend attaches only to refs of provider \"local\"");
@@ -104,12 +105,6 @@ class LocalWorkspaceBackend::Impl {
     } else {
       root_ = create_root(options_.root);
       ref_ = WorkspaceRef{std::string(kProvider), root_};
-    }
-    for (const auto& [name, value] : options_.env) {
-      if (name.empty() || name.find('=') != std::string::npos ||
-          name.find('\0') != std::string::npos || value.find('\0') != std::string::npos) {
-        throw std::invalid_argument("LocalOptions::env holds an invalid variable");
-      }
     }
   }
 

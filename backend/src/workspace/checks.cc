@@ -28,13 +28,20 @@ void validate_run(const Command& command, const RunOptions& options) {
       throw std::invalid_argument("a timeout must be positive and finite");
     }
   }
-  for (const auto& [name, value] : options.env) {
+  validate_env(options.env, "RunOptions::env");
+}
+
+void validate_env(const std::map<std::string, std::string>& env, std::string_view what) {
+  for (const auto& [name, value] : env) {
     if (name.empty() || name.find('=') != std::string::npos || has_nul(name)) {
-      throw std::invalid_argument(
-          "an environment variable name must be non-empty, without '=' or NUL");
+      throw std::invalid_argument(std::string(what) +
+                                  ": an environment variable name must be non-empty, without "
+                                  "'=' or NUL");
     }
-    if (has_nul(value))
-      throw std::invalid_argument("an environment variable value cannot contain NUL");
+    if (has_nul(value)) {
+      throw std::invalid_argument(std::string(what) +
+                                  ": an environment variable value cannot contain NUL");
+    }
   }
 }
 

@@ -341,6 +341,96 @@ TEST_F(GuestHelpersTest, BinaryWriteDecodesNextToTheTargetAndKeepsItsMode) {
   EXPECT_EQ(parse_write_answer(run_local(write_command(staged, target + "/below")).out), 20);
 }
 
+// What a command does to the helper's processes and files (the command is
+// untrusted; cmd.command-cannot-break-the-backend).
+
+TEST_F(GuestHelpersTest, NoProcessCarriesTheHelpersOwnText) {
+  // run.sh's text used to be the helper's argument: `pkill -f sleep` (or
+  // kill, stat, head, env ...) killed the helper, and the run never ended.
+  // The command prints the command lines of its parent (the helper) and of
+  // the helper's parent (setsid -w).
+  const auto result = run(spec({"/bin/sh", "-c",
+                                "p=$PPID; for i in 1 2; do tr '\\0' ' ' </proc/$p/cmdline; echo; "
+                                "read -r _ _ _ p _ </proc/$p/stat; done"}));
+  const std::string lines = result.out.value_or("?");
+  EXPECT_NE(lines.find("lizard-run"), std::string::npos) << lines;
+  for (const char* word : {"sleep", "kill", "stat", "head", "__lz_sigignored"}) {
+    EXPECT_EQ(lines.find(word), std::string::npos) << word << " in " << lines;
+  }
+}
+
+TEST_F(GuestHelpersTest, KillingTheWatchdogsSleepDoesNotCancelTheTimeout) {
+  auto s = spec({"/bin/sh", "-c",
+                 "sleep 0.3; pkill -f '^sleep 1[.]234$'; printf killed; sleep 20; printf late"});
+  s.timeout_ms = 1234;  // the watchdog's `sleep 1.234`, which no other process runs
+  const auto env = run(s);
+  EXPECT_TRUE(env.timed_out);
+  EXPECT_EQ(env.out.value_or("?"), "killed");
+}
+
+TEST_F(GuestHelpersTest, RemovingTheRunFilesKeepsTheTimeoutAndTheLimit) {
+  auto timed = spec({"/bin/sh", "-c", "rm -rf " + state_ + "; printf gone; sleep 20; printf late"});
+  timed.timeout_ms = 500;
+  const auto t = run(timed);
+  EXPECT_TRUE(t.timed_out);
+  EXPECT_EQ(t.out.value_or("?"), "gone");
+  auto flood = spec(
+      {"/bin/sh", "-c", "rm -rf " + state_ + "; head -c 5000 /dev/zero; sleep 20; printf late"});
+  flood.limit_bytes = 1000;
+  const auto f = run(flood);
+  EXPECT_TRUE(f.over_limit);
+  EXPECT_EQ(f.out.value_or("?"), std::string(5000, '\0'));  // stopped before "late"
+}
+
+TEST_F(GuestHelpersTest, ARunWhoseHelperDiedAnswersAFailureNotAWait) {
+  // Claimed by a helper that is gone (no such pid), with no status line.
+  const auto s = spec({"true"});
+  std::filesystem::create_directories(state_);
+  std::ofstream(file(s, "p")) << "999999999\n";
+  const Local local = run_local(run_command(s));
+  EXPECT_THROW(parse_envelope(local.out), std::runtime_error) << local.out;
+}
+
+TEST_F(GuestHelpersTest, AReattachWhoseOutputFileWasRemovedIsAnErrorNotEmptyOutput) {
+  const auto s = spec({"/bin/sh", "-c", "printf kept"});
+  EXPECT_EQ(run(s).out.value_or("?"), "kept");
+  std::filesystem::remove(file(s, "o"));
+  const Local again = run_local(run_command(s));  // a re-attach: reads the files
+  EXPECT_THROW(parse_envelope(again.out), std::runtime_error) << again.out;
+}
+
+TEST_F(GuestHelpersTest, CancellingBeforeTheStartMeansItNeverStarts) {
+  const std::string marker = "/tmp/lizard-never-" + fresh_id();
+  const auto s = spec({"/bin/sh", "-c", "touch " + marker});
+  EXPECT_EQ(run_local(kill_command(state_, s.run_id)).status, 0);
+  const auto env = run(s);  // the exec that arrives after the cancel
+  EXPECT_EQ(env.exit_code, 137);
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+TEST_F(GuestHelpersTest, CancellingARunThatNeverStartedKillsNothing) {
+  // The E2BIG case leaves pid 0; `kill -KILL -0` would kill kill.sh's own
+  // process group, which here is this test's.
+  const auto s = spec({"true"});
+  std::filesystem::create_directories(state_);
+  std::ofstream(file(s, "p")) << "1\n0\n";
+  EXPECT_EQ(run_local(kill_command(state_, s.run_id)).status, 0);
+}
+
+TEST_F(GuestHelpersTest, ShellSpecialNamesArriveExactly) {
+  auto s = spec({"printenv", "OPTIND", "RANDOM", "SECONDS", "PPID"});
+  s.env = {{"OPTIND", "abc"}, {"RANDOM", "r"}, {"SECONDS", "s"}, {"PPID", "p"}};
+  const auto env = run(s);
+  EXPECT_EQ(env.exit_code, 0);
+  EXPECT_EQ(env.out.value_or("?"), "abc\nr\ns\np\n");
+}
+
+TEST_F(GuestHelpersTest, ManyArgvItemsArriveInOrder) {
+  std::vector<std::string> argv = {"/bin/sh", "-c", "echo $#; shift 499; echo \"$1 $2\"", "sh"};
+  for (int i = 0; i < 20000; ++i) argv.push_back("a" + std::to_string(i));
+  EXPECT_EQ(run(spec(argv)).out.value_or("?"), "20000\na499 a500\n");
+}
+
 TEST(EnvelopeTest, CutShortIsAbsentAndFailureThrows) {
   EXPECT_FALSE(parse_envelope("").has_value());
   EXPECT_FALSE(parse_envelope("LZ2 0 0 0 3 0 0\nbb3V0\n").has_value());
@@ -355,6 +445,10 @@ TEST(EnvelopeTest, CutShortIsAbsentAndFailureThrows) {
   EXPECT_EQ(env->out.value_or("?"), "out");
   EXPECT_EQ(env->err.value_or("?"), "");
   EXPECT_THROW(parse_envelope("LZFAIL no setsid\n"), std::runtime_error);
+  // A stream shorter than its size (its file was cut before the answer).
+  EXPECT_THROW(parse_envelope("LZ2 0 0 0 5 0 0\nbb3V0\nb\nLZEND\n"), std::runtime_error);
+  EXPECT_THROW(parse_envelope("LZ2 0 0 1 100000 0 0\nbb3V0\nb\nLZEND\n"), std::runtime_error);
+  EXPECT_TRUE(parse_envelope("LZ2 0 0 1 3 0 0\nbb3V0\nb\nLZEND\n").has_value());
 }
 
 TEST(EncodeItemTest, ValidUtf8IsRawOthersBase64) {

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -59,6 +60,21 @@ TEST_F(LizardBackendTest, InvalidSizeIsRejectedBeforeAnyRequest) {
     auto o = options();
     o.size = size;
     EXPECT_THAT([&] { (void)make_backend(o); }, ThrowsInvalidArgument()) << size;
+  }
+  EXPECT_TRUE(journal().empty());
+}
+
+// The backend's env reaches every command and the create: checked as a
+// call's env is (a name with '=' would reach the command as another name).
+TEST_F(LizardBackendTest, InvalidBackendEnvIsRejectedBeforeAnyRequest) {
+  const std::vector<std::map<std::string, std::string>> bad = {{{"A=B", "c"}},
+                                                               {{"", "v"}},
+                                                               {{std::string("N\0X", 3), "v"}},
+                                                               {{"V", std::string("a\0b", 3)}}};
+  for (const auto& env : bad) {
+    auto o = options();
+    o.env = env;
+    EXPECT_THAT([&] { (void)make_backend(o); }, ThrowsInvalidArgument()) << env.begin()->first;
   }
   EXPECT_TRUE(journal().empty());
 }

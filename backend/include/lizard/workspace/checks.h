@@ -3,6 +3,7 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,10 @@ namespace lizard::workspace {
 // containing NUL, a timeout that is not positive and finite, or an env name
 // that is empty or holds '=' or NUL, or an env value holding NUL.
 void validate_run(const Command& command, const RunOptions& options);
+
+// Throws std::invalid_argument, naming `what` (e.g. "LocalOptions::env"),
+// when a name is empty or holds '=' or NUL, or a value holds NUL.
+void validate_env(const std::map<std::string, std::string>& env, std::string_view what);
 
 // Throws std::invalid_argument unless `path` is absolute and free of NUL.
 void require_absolute_path(std::string_view path);

@@ -32,7 +32,9 @@ struct LizardOptions {
   std::string template_name = "interpreter";
   std::string size = "medium";  // "small", "medium" or "large"; anything else: invalid_argument
   std::chrono::milliseconds lifetime{std::chrono::hours(1)};
-  std::map<std::string, std::string> env;       // every command gets these (then per-call env)
+  // Every command gets these (then per-call env); a name that is empty or
+  // holds '=' or NUL, or a value with NUL: invalid_argument from the constructor.
+  std::map<std::string, std::string> env;
   std::map<std::string, std::string> metadata;  // create metadata (some platforms drop it)
   // Labels that find the sandbox later whatever the platform keeps: sent as
   // create metadata too, and written right after the create (one files-API

@@ -1,7 +1,8 @@
 # shellcheck shell=sh
 # The run helper (lizard::workspace::internal::run_command), started by
-# run_start.sh as `sh -c RUN.SH lizard-run N` in a session of its own, with
-# the run's N fields in the environment variables __lz_0 .. __lz_{N-1}:
+# run_start.sh as `sh -c 'eval "$__lz_s"' lizard-run N` in a session of its
+# own, this text in __lz_s and the run's N fields in the environment
+# variables __lz_0 .. __lz_{N-1}:
 #   0 run id, 1 timeout in ms (0: none), 2 output limit per stream in bytes,
 #   3 run ids whose files to remove, 4 bytes of output sent inline,
 #   5 the directory of the run files, 6 the working directory, 7 E, the
@@ -12,13 +13,16 @@
 # Idempotent by run id: the first start claims RUN.p and starts the command;
 # a re-sent or re-attaching exec finds the claim and only waits for the
 # status, so a command never starts twice. The run's files live in field 5
-# (/root/.lizard, not /tmp, which commands clean up): RUN.p the claim, then
-# the command's pid on its first line and, once it ended, the status on its
-# second; RUN.o and RUN.e its output. Three files, no more: creating one
-# costs up to a millisecond on some file systems. Output goes straight to files
-# (nothing reads the command's streams, so a background child holding them
-# cannot hold the result). The helper keeps them open, so it still answers
-# when a command deletes them.
+# (/root/.lizard, not /tmp, which commands clean up): RUN.p the claim, made
+# with this helper's pid as its first line; then lines appended through a
+# descriptor held open: the command's pid, "T" when the timeout fired, "O"
+# when the output went over the limit, and last the status ("S ..."); RUN.o
+# and RUN.e the output. Three files, no more: creating one costs up to a
+# millisecond on some file systems. Output goes straight to files (nothing
+# reads the command's streams, so a background child holding them cannot
+# hold the result). The helper and its watchers keep every file open and use
+# only those descriptors, so a command that deletes the files still gets its
+# result, its timeout and its output limit.
 #
 # A run of `true` starts six programs (docs/performance.md): run_start.sh's
 # sh, setsid -f -w, this shell, the command's setsid, true and the output
@@ -35,6 +39,7 @@
 # built apart from this shell's, so nothing of it changes the helper (IFS,
 # PATH, names it uses itself).
 
+unset __lz_s
 __lz_n=$1
 __lz_k=0
 __lz_field() {
@@ -74,6 +79,49 @@ __lz_which_setsid() {
 # Field 33 of /proc/self/stat, the ignored signals, counted from the state
 # (field 3) so that the name in parentheses is passed over whatever it holds.
 __lz_sigignored() { __lz_v=${31:-0}; }
+# __lz_g becomes the words "$P0" "$P1" .. "$P{N-1}" (P=$1, N=$2), for one
+# `eval "set -- $__lz_g"`. Adding items to "$@" one at a time copies the
+# list each time (30,000 items took 47 s); so does growing one string, so
+# the words go into chunks of 500 (__lz_g500 ..), joined once at the end.
+__lz_refs() {
+  __lz_i=0
+  __lz_g=
+  __lz_gs=
+  while [ "$__lz_i" -lt "$2" ]; do
+    __lz_g="$__lz_g \"\$$1$__lz_i\""
+    __lz_i=$((__lz_i + 1))
+    case $__lz_i in *[05]00) eval "__lz_g$__lz_i=\$__lz_g"; __lz_gs="$__lz_gs \$__lz_g$__lz_i"; __lz_g= ;; esac
+  done
+  eval "__lz_g=\"$__lz_gs\$__lz_g\""
+}
+# __lz_v becomes /proc/uptime in hundredths of a second; empty without it.
+__lz_uptime() {
+  __lz_v=
+  { read -r __lz_v __lz_i; } 2>/dev/null </proc/uptime
+  case $__lz_v in
+    *[0-9].[0-9][0-9]) __lz_v=${__lz_v%.*}${__lz_v#*.} ;;
+    *) __lz_v= ;;
+  esac
+}
+# The status line of RUN.p ($1) into __lz_x .. __lz_errno; false until it
+# is there. __lz_h becomes the first line, the pid of the claiming helper.
+__lz_status() {
+  __lz_h=
+  {
+    read -r __lz_h
+    while read -r __lz_v; do
+      case $__lz_v in
+        "S "*)
+          # shellcheck disable=SC2086 # the fields, split into $1 ..
+          set -- $__lz_v
+          __lz_x=$2 __lz_to=$3 __lz_ov=$4 __lz_os=$5 __lz_es=$6 __lz_errno=$7
+          return 0
+          ;;
+      esac
+    done
+  } 2>/dev/null <"$1"
+  return 1
+}
 # The environment entries (as __lz_e0 ..), then the argv (as "$@"). Their
 # total size, for the E2BIG check.
 __lz_size=0
@@ -84,18 +132,31 @@ while [ "$__lz_j" -lt "$__lz_ne" ]; do
   __lz_size=$((__lz_size + ${#__lz_v} + 9))
   __lz_j=$((__lz_j + 1))
 done
-set --
+# The argv items as __lz_a0 .., then one `set --` of them all.
+__lz_j=0
 while [ "$__lz_k" -lt "$__lz_n" ]; do
   __lz_decoded
-  set -- "$@" "$__lz_v"
+  eval "__lz_a$__lz_j=\$__lz_v"
   __lz_size=$((__lz_size + ${#__lz_v} + 9))
+  __lz_j=$((__lz_j + 1))
 done
+__lz_refs __lz_a "$__lz_j"
+eval "set -- $__lz_g"
 
 [ -d "$__lz_d" ] || mkdir -p "$__lz_d" 2>/dev/null
 __lz_r=$__lz_d/$__lz_id
 set -C
-if { true >"$__lz_r.p"; } 2>/dev/null; then
+if { echo "$$" >"$__lz_r.p"; } 2>/dev/null; then
   set +C
+  # Every file of the run, opened once: 9 appends to RUN.p (the watchers
+  # inherit it), 4 reads it back from its start, 7 and 8 hold the output.
+  # Gone already (a command of another run removed the directory): nothing
+  # was started, and the answer says so.
+  # shellcheck disable=SC2094 # one file, appended to on 9 and read on 4
+  if ! { command exec 9>>"$__lz_r.p" 4<"$__lz_r.p" 7<>"$__lz_r.o" 8<>"$__lz_r.e"; } 2>/dev/null; then
+    echo "LZFAIL the run's files were removed as it started"
+    exit 0
+  fi
   __lz_x=
   __lz_errno=0
   # A command the kernel cannot start with this much argument and
@@ -106,8 +167,10 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
   fi
   # How the command starts: setsid makes it the leader of a group of its
   # own. Variables with names a shell can export are exported in the child;
-  # any other name (A B, 1X, a name this helper uses), or a SIGPIPE this
-  # shell was started with ignored (a shell cannot un-ignore it), goes
+  # any other name (A B, 1X, a name this helper uses), a name some /bin/sh
+  # keeps for itself (dash refuses OPTIND=abc; bash has read-only UID, PPID,
+  # SHELLOPTS and drops or rewrites RANDOM, SECONDS, _ ...), or a SIGPIPE
+  # this shell was started with ignored (a shell cannot un-ignore it), goes
   # through env(1).
   __lz_setsid=setsid
   __lz_env=0
@@ -117,6 +180,8 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
     eval "__lz_v=\$__lz_e$__lz_j"
     case ${__lz_v%%=*} in
       __lz*|''|[0-9]*|*[!A-Za-z0-9_]*) __lz_env=1 ;;
+      OPTIND|OPTARG|IFS|PS4|ENV|PPID|UID|EUID|GROUPS|_|RANDOM|SRANDOM|SECONDS|LINENO) __lz_env=1 ;;
+      HISTCMD|FUNCNAME|SHELLOPTS|BASHOPTS|BASHPID|BASH*|EPOCHSECONDS|EPOCHREALTIME) __lz_env=1 ;;
       PATH) __lz_abs=1 ;;
     esac
     __lz_j=$((__lz_j + 1))
@@ -136,27 +201,26 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
   [ -n "$__lz_sigpipe" ] && __lz_env=1
   # With env(1) in between, the command's PATH would decide too.
   { [ "$__lz_abs" = 1 ] || [ "$__lz_env" = 1 ]; } && __lz_which_setsid
-  # Made (and held open) before the command starts: the answer survives a
-  # command that deletes the run's files.
-  : >"$__lz_r.o"
-  : >"$__lz_r.e"
-  exec 7<"$__lz_r.o" 8<"$__lz_r.e"
-  # The sizes at the end come from these descriptors through /proc/self/fd
-  # (a new open file, so the answer still reads them from their start).
-  # Without /proc, wc -c measures them on descriptors of their own, as it
-  # moves the offset of the one it reads.
+  # The sizes come from the held descriptors through /proc/self/fd (a new
+  # open file, so the answer still reads them from their start), and the
+  # command's streams are opened the same way: all of it works on files a
+  # command deleted. Without /proc, the paths; wc -c measures the sizes on
+  # descriptors of their own, as it moves the offset of the one it reads.
   __lz_proc=1
-  [ -e /proc/self/fd/7 ] || { __lz_proc=0; exec 5<"$__lz_r.o" 6<"$__lz_r.e"; }
+  __lz_ro=/proc/self/fd/7
+  __lz_re=/proc/self/fd/8
+  if [ ! -e /proc/self/fd/7 ]; then
+    __lz_proc=0
+    __lz_ro=$__lz_r.o
+    __lz_re=$__lz_r.e
+    exec 5<"$__lz_r.o" 6<"$__lz_r.e"
+  fi
   if [ "$__lz_errno" = 0 ]; then
     (
       cd -- "$__lz_wd" 2>/dev/null || { echo "lizard: cannot enter $__lz_wd" >&2; exit 126; }
       if [ "$__lz_env" = 1 ]; then
-        set -- "$__lz_setsid" -- "$@"
-        __lz_j=$__lz_ne
-        while [ "$__lz_j" -gt 0 ]; do
-          __lz_j=$((__lz_j - 1))
-          eval "set -- \"\$__lz_e$__lz_j\" \"\$@\""
-        done
+        __lz_refs __lz_e "$__lz_ne"
+        eval "set -- $__lz_g \"\$__lz_setsid\" -- \"\$@\""
         exec env $__lz_sigpipe -- "$@"
       fi
       __lz_j=0
@@ -165,12 +229,12 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
         __lz_j=$((__lz_j + 1))
       done
       exec "$__lz_setsid" -- "$@"
-    ) </dev/null >>"$__lz_r.o" 2>>"$__lz_r.e" 5<&- 6<&- 7<&- 8<&- &
+    ) </dev/null >>"$__lz_ro" 2>>"$__lz_re" 4<&- 5<&- 6<&- 7<&- 8<&- 9<&- &
     __lz_p=$!
   else
     __lz_p=0
   fi
-  echo "$__lz_p" >"$__lz_r.p"
+  echo "$__lz_p" >&9
   __lz_w=
   __lz_kt=
   # Each watcher stops its own sleep when it is stopped: with SIGKILL, as a
@@ -182,8 +246,9 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
   # inherited $! is never the removal.
   if [ "$__lz_p" != 0 ]; then
     # The output watcher: checks the sizes (20 ms, then up to every 200 ms
-    # while nothing grows) and kills the group past the limit. Stopped when
-    # the command ends; it takes its sleep along.
+    # while nothing grows) and kills the group past the limit, after an "O"
+    # line in RUN.p. Stopped when the command ends; it takes its sleep
+    # along. A sleep of it that someone kills only makes a check come early.
     (
       __lz_q=$!
       trap '[ "$!" = "$__lz_q" ] || kill -KILL $! 2>/dev/null; exit 0' TERM
@@ -193,11 +258,11 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
         case $__lz_i in 0) sleep 0.02 & ;; 1) sleep 0.05 & ;; 2) sleep 0.1 & ;; *) sleep 0.2 & ;; esac
         wait $!
         __lz_i=$((__lz_i + 1))
-        if [ -s "$__lz_r.o" ] || [ -s "$__lz_r.e" ]; then
+        if [ -s "$__lz_ro" ] || [ -s "$__lz_re" ]; then
           # shellcheck disable=SC2046 # two sizes, split into $1 $2
-          set -- $(stat -c %s -- "$__lz_r.o" "$__lz_r.e" 2>/dev/null)
+          set -- $(stat -L -c %s -- "$__lz_ro" "$__lz_re" 2>/dev/null)
           if [ "${1:-0}" -gt "$__lz_l" ] || [ "${2:-0}" -gt "$__lz_l" ]; then
-            : >"$__lz_r.over"
+            echo O >&9
             kill -KILL -"$__lz_p" 2>/dev/null
             exit 0
           fi
@@ -208,14 +273,29 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
     ) </dev/null >/dev/null 2>&1 &
     __lz_w=$!
     if [ "$__lz_t" -gt 0 ]; then
+      # The timeout's watchdog: at the deadline, a "T" line in RUN.p, TERM to
+      # the group, KILL 2 s later. The deadline is kept on /proc/uptime (in
+      # hundredths of a second): a sleep of it that someone kills (pkill
+      # sleep) is started again for what is left, so nothing a command does
+      # to sleeps moves the deadline. Without /proc, one sleep.
       (
         __lz_q=$!
         trap '[ "$!" = "$__lz_q" ] || kill -KILL $! 2>/dev/null; exit 0' TERM
-        __lz_ms=$((__lz_t % 1000))
-        case $__lz_ms in ?) __lz_ms=00$__lz_ms ;; ??) __lz_ms=0$__lz_ms ;; esac
-        sleep "$((__lz_t / 1000)).$__lz_ms" &
-        wait $! || exit 0
-        : >"$__lz_r.to"
+        __lz_uptime
+        __lz_end=
+        [ -n "$__lz_v" ] && __lz_end=$((__lz_v + (__lz_t + 9) / 10))
+        __lz_left=$__lz_t
+        while :; do
+          __lz_ms=$((__lz_left % 1000))
+          case $__lz_ms in ?) __lz_ms=00$__lz_ms ;; ??) __lz_ms=0$__lz_ms ;; esac
+          sleep "$((__lz_left / 1000)).$__lz_ms" &
+          wait $!
+          [ -n "$__lz_end" ] || break
+          __lz_uptime
+          { [ -n "$__lz_v" ] && [ "$__lz_v" -lt "$__lz_end" ]; } || break
+          __lz_left=$(((__lz_end - __lz_v) * 10))
+        done
+        echo T >&9
         kill -TERM -"$__lz_p" 2>/dev/null
         sleep 2 &
         wait $!
@@ -239,11 +319,14 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
   else
     __lz_x=126
   fi
+  # What the watchers said, from RUN.p's start (the held descriptor: the
+  # file may be gone).
   __lz_to=0
-  if [ -e "$__lz_r.to" ]; then
-    __lz_to=1
-    kill -KILL -"$__lz_p" 2>/dev/null
-  fi
+  __lz_ov=0
+  while { read -r __lz_v <&4; } 2>/dev/null; do
+    case $__lz_v in T) __lz_to=1 ;; O) __lz_ov=1 ;; esac
+  done
+  [ "$__lz_to" = 1 ] && kill -KILL -"$__lz_p" 2>/dev/null
   # Sizes through the held descriptors (the files may be gone). An empty
   # stream needs no program ([ -s ]); one stat measures both otherwise.
   __lz_os=0
@@ -263,22 +346,29 @@ if { true >"$__lz_r.p"; } 2>/dev/null; then
         ;;
     esac
   fi
-  __lz_ov=0
-  if [ -e "$__lz_r.over" ] || [ "$__lz_os" -gt "$__lz_l" ] || [ "$__lz_es" -gt "$__lz_l" ]; then
+  if [ "$__lz_ov" = 1 ] || [ "$__lz_os" -gt "$__lz_l" ] || [ "$__lz_es" -gt "$__lz_l" ]; then
     __lz_ov=1
     kill -KILL -"$__lz_p" 2>/dev/null
   fi
-  # The status, RUN.p's second line, in one small write: a reader sees all
-  # of the line or none of it. (The answer below does not depend on it: a
+  # The status, RUN.p's last line, in one small write: a reader sees all of
+  # the line or none of it. (The answer below does not depend on it: a
   # command may have removed the run's files.)
-  echo "$__lz_x $__lz_to $__lz_ov $__lz_os $__lz_es $__lz_errno" 2>/dev/null >>"$__lz_r.p"
+  echo "S $__lz_x $__lz_to $__lz_ov $__lz_os $__lz_es $__lz_errno" 2>/dev/null >&9
   __lz_own=1
 else
+  # Another exec of this run (a re-send, or a re-attach after the server's
+  # limit cut the first): wait for the status line. When the helper that
+  # claimed the run (RUN.p's first line) is gone without writing it, no
+  # status will come: say so rather than wait for ever.
   set +C
   __lz_own=0
-  until { read -r __lz_v && read -r __lz_x __lz_to __lz_ov __lz_os __lz_es __lz_errno; } \
-    2>/dev/null <"$__lz_r.p"; do
+  until __lz_status "$__lz_r.p"; do
     if [ ! -e "$__lz_r.p" ]; then echo "LZFAIL the run files are gone"; exit 0; fi
+    if [ -n "$__lz_h" ] && ! kill -0 "$__lz_h" 2>/dev/null; then
+      __lz_status "$__lz_r.p" && break
+      echo "LZFAIL the run's helper ended before the command's status was known"
+      exit 0
+    fi
     sleep 0.05
   done
 fi
