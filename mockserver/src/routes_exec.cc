@@ -15,6 +15,7 @@
 #include "routes.h"
 #include "sandbox_files.h"
 #include "sandbox_runtime.h"
+#include "scoped_fd.h"
 #include "state.h"
 
 namespace lizard::mock::internal {
@@ -186,10 +187,12 @@ void exec(MockState& state, Call& c) {
     api_error(400, "'workdir' must be an absolute path", "EINVAL");
   auto rt = state.running_runtime(*sb);
   if (era.exec_workdir) {
-    const int root = rt->dup_root_fd();
-    if (root < 0) not_found_sandbox();
-    const bool dir_ok = is_directory(root, spec.workdir);
-    ::close(root);
+    const ScopedFd root(rt->dup_root_fd());
+    if (root.get() < 0) not_found_sandbox();
+    // As the sandbox sees it, not as host root (no probing of host dirs
+    // the sandbox cannot search).
+    const ScopedFsIdentity identity(rt->ids());
+    const bool dir_ok = is_directory(root.get(), spec.workdir);
     if (!dir_ok) api_error(400, "The working directory does not exist: " + spec.workdir, "ENOENT");
   }
   spec.env = environment_of(era, *sb, req_envs, user);

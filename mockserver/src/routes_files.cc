@@ -1,6 +1,5 @@
 // /api/sandboxes/{id}/files: write, read, list, stat, remove, move, watch.
 // Every path resolves as the sandbox sees it (sandbox_files.h).
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,8 +44,7 @@ class SandboxRoot {
   const IdMap& ids() const { return ids_; }
 
   // The file operations act as sandbox user `name` (root or "user"): what
-  // they create is that user's, and its permissions are checked (through
-  // this thread's file-system ids, restored when done).
+  // they create is that user's, and its permissions are checked (see run()).
   void as_user(const std::string& name) {
     if (name == "root") return;
     if (name != "user") api_error(400, "Unknown user: " + name + " (root or user)", "EINVAL");
@@ -61,21 +59,10 @@ class SandboxRoot {
 
   template <class F>
   void run(F&& fn) {
-    // Per thread: the file-system ids of this thread only.
-    struct Identity {
-      bool active;
-      explicit Identity(const IdMap& ids) : active(ids.owner != 0) {
-        if (!active) return;
-        ::syscall(SYS_setfsgid, ids.gid_base + ids.owner);
-        ::syscall(SYS_setfsuid, ids.uid_base + ids.owner);
-      }
-      ~Identity() {
-        if (!active) return;
-        ::syscall(SYS_setfsuid, 0);
-        ::syscall(SYS_setfsgid, 0);
-      }
-    } identity(ids_);
     try {
+      // The kernel checks each access as it would for this sandbox user
+      // (host root would read the host's /etc/shadow through a link).
+      ScopedFsIdentity identity(ids_);
       fn(fd_);
     } catch (const std::system_error& e) {
       if (!state_.alive(id_)) not_found_sandbox();

@@ -214,15 +214,61 @@ void refuse_mounts_below(int dirfd, const std::string& shown) {
   }
 }
 
+// Files of /proc and /sys look regular but are not: some block (kmsg),
+// most report size 0, they describe processes rather than hold data, and
+// writing one configures the kernel.
+void refuse_pseudo_file(int fd, const std::string& p) {
+  struct statfs sf {};
+  if (::fstatfs(fd, &sf) != 0) fail(errno, "Cannot stat " + p);
+  if (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC)
+    fail(EINVAL, "Not a regular file (a file of /proc or /sys)");
+}
+
 }  // namespace
 
 void IdMap::give(int fd) const {
   if (chown) (void)::fchown(fd, uid_base + owner, gid_base + owner);
 }
 
+ScopedFsIdentity::ScopedFsIdentity(const IdMap& ids) : active_(ids.chown) {
+  if (!active_) return;
+  const long n = ::syscall(SYS_getgroups, 0, nullptr);
+  if (n < 0) fail(errno, "Cannot read the supplementary groups");
+  old_groups_.resize(static_cast<std::size_t>(n));
+  if (n > 0 && ::syscall(SYS_getgroups, n, old_groups_.data()) != n)
+    fail(EPERM, "Cannot read the supplementary groups");
+  // Host root's groups (0 among them, often) would open group-readable
+  // host files to the sandbox.
+  if (::syscall(SYS_setgroups, 0, nullptr) != 0) fail(errno, "Cannot drop the groups");
+  const long uid = ids.uid_base + ids.owner;
+  const long gid = ids.gid_base + ids.owner;
+  old_gid_ = ::syscall(SYS_setfsgid, gid);
+  old_uid_ = ::syscall(SYS_setfsuid, uid);
+  // Both calls answer the old id whether or not they changed it: ask again
+  // (an id of -1 changes nothing and answers the current one).
+  if (::syscall(SYS_setfsuid, -1L) != uid || ::syscall(SYS_setfsgid, -1L) != gid) {
+    restore();
+    fail(EPERM, "Cannot take the sandbox user's file-system ids");
+  }
+}
+
+ScopedFsIdentity::~ScopedFsIdentity() {
+  if (active_) restore();
+}
+
+void ScopedFsIdentity::restore() noexcept {
+  ::syscall(SYS_setfsuid, old_uid_);
+  ::syscall(SYS_setfsgid, old_gid_);
+  ::syscall(SYS_setgroups, old_groups_.size(), old_groups_.data());
+}
+
 void write_file(int root_fd, const std::string& path, std::string_view bytes, const IdMap& ids) {
   std::string p = checked(path);
   if (p == "/") fail(EISDIR, "Is a directory");
+  // Seen before opening, so that even the open of a kernel file is not
+  // attempted; checked again on the opened file (a link may have moved).
+  ScopedFd existing(open_in_root(root_fd, p, O_PATH));
+  if (existing.get() >= 0) refuse_pseudo_file(existing.get(), p);
   (void)ensure_parent(root_fd, p, ids);
   ScopedFd fd(open_in_root(root_fd, p, O_WRONLY | O_CREAT | O_NONBLOCK, 0644));
   if (fd.get() < 0) {
@@ -232,6 +278,7 @@ void write_file(int root_fd, const std::string& path, std::string_view bytes, co
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail(errno, "Cannot stat " + p);
   if (!S_ISREG(st.st_mode)) fail(EINVAL, "Not a regular file");
+  refuse_pseudo_file(fd.get(), p);
   // A file the mock made (host root's) becomes the sandbox user's.
   if (ids.chown && st.st_uid == 0) ids.give(fd.get());
   // Truncate after the type check, in place: the inode and its mode stay.
@@ -256,12 +303,7 @@ OpenedFile open_for_read(int root_fd, const std::string& path) {
   if (::fstat(fd.get(), &st) != 0) fail(errno, "Cannot stat " + p);
   if (S_ISDIR(st.st_mode)) fail(EISDIR, "Is a directory");
   if (!S_ISREG(st.st_mode)) fail(EINVAL, "Not a regular file");
-  // Files of /proc and /sys look regular but are not: some block (kmsg),
-  // most report size 0, and they describe processes rather than hold data.
-  struct statfs sf {};
-  if (::fstatfs(fd.get(), &sf) != 0) fail(errno, "Cannot stat " + p);
-  if (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC)
-    fail(EINVAL, "Not a regular file (a file of /proc or /sys)");
+  refuse_pseudo_file(fd.get(), p);
   ::fcntl(fd.get(), F_SETFL, 0);
   OpenedFile out;
   out.size = static_cast<std::uint64_t>(st.st_size);

@@ -47,6 +47,29 @@ struct IdMap {
   void give(int fd) const;
 };
 
+// While alive, the calling thread acts on files as sandbox user
+// `ids.owner` on the host (when `ids.chown`, i.e. the mock is host root;
+// otherwise it does nothing): its file-system uid and gid are that user's
+// host ids and it has no supplementary group. An fsuid other than 0 also
+// drops the file capabilities, so the kernel checks every access as it
+// would for that unprivileged id, never as host root. Throws
+// std::system_error(EPERM) when the ids cannot be taken. Affects this
+// thread only (raw system calls: glibc's setgroups applies to all threads).
+class ScopedFsIdentity {
+ public:
+  explicit ScopedFsIdentity(const IdMap& ids);
+  ~ScopedFsIdentity();
+  ScopedFsIdentity(const ScopedFsIdentity&) = delete;
+  ScopedFsIdentity& operator=(const ScopedFsIdentity&) = delete;
+
+ private:
+  void restore() noexcept;
+  bool active_ = false;
+  long old_uid_ = 0;
+  long old_gid_ = 0;
+  std::vector<gid_t> old_groups_;
+};
+
 struct FileInfo {
   std::string name;
   std::string path;
@@ -63,7 +86,8 @@ struct FileInfo {
 
 // Writes `bytes` to `path`, creating missing parents (0755). An existing
 // file is truncated in place (inode and mode kept); a link is written
-// through to its target.
+// through to its target. A file of /proc or /sys is EINVAL, never opened
+// for writing when it can be seen first.
 void write_file(int root_fd, const std::string& path, std::string_view bytes, const IdMap& ids);
 // An open regular file to read (links followed), and its size. A directory
 // is EISDIR; a FIFO, device, socket, or a file of /proc or /sys is EINVAL

@@ -1,12 +1,14 @@
 // Security properties of the mock: every /api route needs a valid key (and
 // a refused request has no effect), a scoped key cannot see or touch
 // another project's sandboxes on any sandbox route, file routes cannot
-// leave the sandbox through "..", absolute links or link chains, an
+// leave the sandbox through "..", absolute links or link chains, nor act
+// on the sandbox's host binds and /proc as host root would, an
 // oversized body is refused before it is read, and the standalone binary
 // listens on loopback only.
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -237,6 +239,56 @@ TEST_F(SecurityTest, FileRoutesCannotReadOrWriteOutsideTheSandbox) {
   post(files_path(id_) + "/move", R"({"from":"/workspace/abs","to":"/workspace/stolen"})");
   EXPECT_TRUE(std::filesystem::exists(outside));
   std::filesystem::remove(outside);
+}
+
+// The first line of a host file, or "" when it cannot be read.
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// The sandbox's /etc is the host's, bound read-only. A link to a host file
+// that only host root (and group shadow) may read must not make the files
+// API read it: the command itself cannot, so neither may the API acting
+// as sandbox root.
+TEST_F(SecurityTest, FileRoutesReadHostFilesOnlyAsSandboxRootCould) {
+  struct stat st {};
+  if (::stat("/etc/shadow", &st) != 0 || (st.st_mode & S_IROTH) || st.st_uid != 0)
+    GTEST_SKIP() << "no /etc/shadow of root closed to others on this host";
+  ASSERT_EQ(sh(id_, "ln -s /etc/shadow /workspace/out").exit_code, 0);
+  EXPECT_NE(sh(id_, "cat /etc/shadow").exit_code, 0) << "the command itself reads it";
+  for (const char* path : {"/workspace/out", "/etc/shadow"}) {
+    auto r = get(files_path(id_) + "?path=" + path);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << path << ": " << r->body;
+    EXPECT_EQ(str_field(parse(r->body), "code"), "EACCES") << path << ": " << r->body;
+  }
+  // Its metadata stays visible, as `ls -l` shows it inside.
+  EXPECT_EQ(get(files_path(id_) + "/stat?path=/etc/shadow")->status, 200);
+}
+
+// A write through a link (or straight) to a kernel setting of the
+// sandbox's /proc must never reach the host's sysctl. The value written is
+// the one already there, so that even a regression changes nothing.
+TEST_F(SecurityTest, FileRoutesNeverWriteKernelSettings) {
+  const std::string knob = "/proc/sys/kernel/printk_ratelimit_burst";
+  const std::string before = first_line(knob);
+  if (before.empty()) GTEST_SKIP() << knob << " is not readable here";
+  ASSERT_EQ(sh(id_, "ln -s " + knob + " /workspace/cfg").exit_code, 0);
+  for (const std::string& path : {std::string("/workspace/cfg"), knob}) {
+    auto w = post(files_path(id_),
+                  "{\"path\":" + quote(path) + ",\"content\":" + quote(before + "\n") + "}");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->status, 400) << path << ": " << w->body;
+    EXPECT_EQ(str_field(parse(w->body), "code"), "EINVAL") << path << ": " << w->body;
+  }
+  EXPECT_EQ(first_line(knob), before);
+  // Refused like a read of the same file.
+  auto r = get(files_path(id_) + "?path=/workspace/cfg");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(str_field(parse(r->body), "code"), "EINVAL") << r->body;
 }
 
 // A raw request whose header announces `length` body bytes; returns the
