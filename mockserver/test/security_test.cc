@@ -2,7 +2,8 @@
 // a refused request has no effect), a scoped key cannot see or touch
 // another project's sandboxes on any sandbox route, file routes cannot
 // leave the sandbox through "..", absolute links or link chains, nor act
-// on the sandbox's host binds and /proc as host root would, an
+// on the sandbox's host binds and /proc as host root would, deeply nested
+// JSON is refused without harm, an
 // oversized body is refused before it is read, and the standalone binary
 // listens on loopback only.
 #include <netinet/in.h>
@@ -289,6 +290,22 @@ TEST_F(SecurityTest, FileRoutesNeverWriteKernelSettings) {
   auto r = get(files_path(id_) + "?path=/workspace/cfg");
   ASSERT_TRUE(r);
   EXPECT_EQ(str_field(parse(r->body), "code"), "EINVAL") << r->body;
+}
+
+// RapidJSON's default parser recursed once per level: 300 KB of "[" took
+// the stack, and the mock with every sandbox. Deep bodies are a 400 now,
+// closed or not, and the mock serves on.
+TEST_F(SecurityTest, DeeplyNestedBodiesAre400AndTheMockServesOn) {
+  const std::string open_only(300 * 1024, '[');
+  const std::string closed = "{\"metadata\":" + std::string(65, '[') + std::string(65, ']') + "}";
+  for (const std::string& body : {open_only, closed}) {
+    auto r = post("/api/sandboxes", body);
+    ASSERT_TRUE(r) << "the mock did not answer";
+    EXPECT_EQ(r->status, 400) << r->body.substr(0, 200);
+    EXPECT_EQ(str_field(parse(r->body), "code"), "BAD_REQUEST") << r->body.substr(0, 200);
+    EXPECT_NE(r->body.find("nested deeper than 64"), std::string::npos) << r->body.substr(0, 200);
+  }
+  expect_untouched();
 }
 
 // A raw request whose header announces `length` body bytes; returns the

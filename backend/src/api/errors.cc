@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "bounded_json.h"
+
 namespace lizard::api {
 
 namespace {
@@ -32,8 +34,7 @@ std::string string_member(const rapidjson::Value& object, const char* name) {
 
 std::optional<std::chrono::seconds> retry_after(const TransportOutcome& outcome) {
   rapidjson::Document doc;
-  doc.Parse(outcome.body.data(), outcome.body.size());
-  if (!doc.HasParseError() && doc.IsObject()) {
+  if (internal::parse_bounded(doc, outcome.body) && doc.IsObject()) {
     auto it = doc.FindMember("retryAfterS");
     // Checked before the cast (a double out of range is undefined behaviour);
     // a negative or absurd value is ignored like a missing one.
@@ -96,8 +97,7 @@ std::string brief(std::string text) {
 ErrorBody parse_error_body(std::string_view body) {
   ErrorBody out;
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  if (!internal::parse_bounded(doc, body) || !doc.IsObject()) {
     out.message = brief(std::string(body));
     return out;
   }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include "bounded_json.h"
 #include "lizard/api/errors.h"
 #include "lizard/workspace/errors.h"
 
@@ -135,9 +136,10 @@ T integer(const rapidjson::Value& object, const char* name, std::string_view wha
 
 rapidjson::Document parse(std::string_view body, std::string_view what) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError()) {
-    throw workspace::WorkspaceError(std::string(what) + ": the API answered with malformed JSON");
+  if (!parse_bounded(doc, body)) {
+    throw workspace::WorkspaceError(
+        std::string(what) + ": the API answered with malformed JSON (or JSON nested deeper than " +
+        std::to_string(kMaxJsonDepth) + " levels)");
   }
   return doc;
 }
@@ -406,8 +408,7 @@ void ExecStreamDecoder::on_sse(const std::string& event, const std::string& data
     return;
   }
   rapidjson::Document doc;
-  doc.Parse(data.data(), data.size());
-  if (doc.HasParseError() || !doc.IsObject()) return;
+  if (!parse_bounded(doc, data) || !doc.IsObject()) return;
   if (event == "exit" || doc.HasMember("exitCode")) {
     const auto code = integer_member<int>(doc, "exitCode", -1);
     if (!code) {

@@ -410,6 +410,29 @@ TEST_F(ScriptedClientTest, MalformedJsonOnEveryDecodingRouteIsAWorkspaceError) {
   }
 }
 
+// A hostile server's deeply nested answer: RapidJSON's default parser
+// recursed once per level and 300 KB of "[" overflowed the client's stack.
+TEST_F(ScriptedClientTest, DeeplyNestedAnswersAreAWorkspaceErrorNotACrash) {
+  const std::string open_only(300 * 1024, '[');
+  const std::string closed = std::string(65, '[') + std::string(65, ']');
+  for (const std::string& body : {open_only, closed}) {
+    transport_->answer(200, body);
+    EXPECT_THAT([&] { client_.list_sandboxes(); },
+                ThrowsNonTransientError("nested deeper than 64"));
+    transport_->answer(200, "{\"sandboxId\":" + body + "}");
+    EXPECT_THAT([&] { client_.get_sandbox("s"); },
+                ThrowsNonTransientError("nested deeper than 64"));
+    // An error answer's body is read for its message and retry advice.
+    transport_->answer(503, body);
+    EXPECT_THROW(client_.get_sandbox("s"), WorkspaceError);
+    transport_->answer(400, body);
+    EXPECT_THROW(client_.get_sandbox("s"), WorkspaceError);
+  }
+  // 64 levels are still JSON (of the wrong shape: decoded as absent).
+  transport_->answer(200, std::string(64, '[') + std::string(64, ']'));
+  EXPECT_NO_THROW(client_.list_sandboxes());
+}
+
 TEST_F(ScriptedClientTest, WellFormedAnswersOfTheWrongShape) {
   transport_->answer(200, "{}");
   EXPECT_THAT([&] { client_.create_sandbox({.project_id = "p"}); },
