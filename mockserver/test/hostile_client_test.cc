@@ -1,10 +1,9 @@
 // What a hostile (or merely broken) HTTP client can do to the mock, each
 // with the mock's memory or threads bounded: bodies over the limit (chunked
-// too), endless headers, slow heads, a POST without a length, a client that
-// leaves, reads of huge sparse files, output without newlines, /proc files,
-// keys that differ from the real one only after percent-decoding, the
-// journal, the control plane, a busy port, SIGTERM with work in flight and
-// the state directories of runs that died.
+// too), endless headers, heads with bare line feeds, slow heads, a POST without a length, a client
+// that leaves, reads of huge sparse files, output without newlines, /proc files, keys that differ
+// from the real one only after percent-decoding, the journal, the control plane, a busy port,
+// SIGTERM with work in flight and the state directories of runs that died.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -113,6 +112,43 @@ TEST_F(HostileClient, EndlessHeadersAre431WithMemoryBounded) {
   EXPECT_EQ(long_line.status_line(), "HTTP/1.1 431 Request Header Fields Too Large");
   sender2.join();
   EXPECT_LT(peak_rss_kib() - before, 32 * 1024);
+  EXPECT_EQ(get("/api/projects")->status, 200);
+}
+
+// httplib 0.11.4 skips head lines that do not end in CRLF and reads on,
+// without a line limit, past where a bare "\n\n" ended the head for the
+// mock: 200,000 more header lines were answered 200. A bare LF in the head
+// is now refused at once, with or without a key, and nothing after it is
+// kept: the rest is drained (at most 16 MiB, so that the answer is not lost
+// to a reset) and dropped, and the sender of 48 MB finds the connection
+// closed long before it is done.
+TEST_F(HostileClient, ABareLineFeedInTheHeadIs400AndNothingAfterItIsRead) {
+  reset_peak_rss();
+  const long before = rss_kib();
+  for (const std::string& key : {server_->api_key(), std::string("liz_wrong")}) {
+    RawConnection c(server_->port());
+    ASSERT_TRUE(c.ok());
+    bool sent_all = true;
+    std::thread sender([&] {
+      sent_all = c.send("GET /api/sandboxes HTTP/1.1\r\nHost: x\r\nX-API-Key: " + key +
+                        "\r\nContent-Length: 0\r\n\n");
+      const std::string lines = [] {
+        std::string out;
+        for (int i = 0; i < 10000; ++i) out += "A: b\r\n";
+        return out;
+      }();
+      for (int i = 0; sent_all && i < 800; ++i) sent_all = c.send(lines);  // 8,000,000 lines
+    });
+    EXPECT_EQ(c.status_line(), "HTTP/1.1 400 Bad Request");
+    EXPECT_TRUE(c.closed_by_peer());
+    sender.join();
+    EXPECT_FALSE(sent_all) << "48 MB of header lines were taken";
+  }
+  EXPECT_LT(peak_rss_kib() - before, 32 * 1024) << "KiB of resident memory for the refused heads";
+  // A bare LF anywhere in the head (here: the request line) is refused too.
+  RawConnection lf(server_->port());
+  ASSERT_TRUE(lf.send("GET /api/projects HTTP/1.1\nHost: x\r\n\r\n"));
+  EXPECT_EQ(lf.status_line(), "HTTP/1.1 400 Bad Request");
   EXPECT_EQ(get("/api/projects")->status, 200);
 }
 

@@ -145,6 +145,22 @@ class RawConnection {
     }
     return got.substr(0, got.find("\r\n"));
   }
+  // True once the peer has closed the connection (end of stream or reset),
+  // reading and dropping what it sent before; false if it is still open
+  // after `limit`.
+  bool closed_by_peer(std::chrono::milliseconds limit = std::chrono::seconds(15)) {
+    char buf[4096];
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (fd_ >= 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      pollfd p{fd_, POLLIN, 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
+      if (::recv(fd_, buf, sizeof buf, 0) <= 0) return true;
+    }
+    return true;
+  }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
