@@ -55,6 +55,11 @@ constexpr const char* kRefused[] = {
     "keyctl",
     "add_key",
     "request_key",
+    // io_uring: a large kernel attack surface of its own, whose operations
+    // (opens, sends, ...) a seccomp filter on the other calls never sees.
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
     "setns",
     "unshare",
 };
