@@ -50,6 +50,15 @@ std::optional<FaultRule> FaultTable::match(const std::string& method, const std:
   return std::nullopt;
 }
 
+bool FaultTable::may_match(const std::string& method, const std::string& path) {
+  std::lock_guard lock(mu_);
+  for (const auto& f : entries_) {
+    if (!f.rule.method.empty() && f.rule.method != "*" && f.rule.method != method) continue;
+    if (glob_match(f.rule.path_pattern, path) && f.remaining != 0) return true;
+  }
+  return false;
+}
+
 void finish_streaming_silently(httplib::Response& res) {
   if (!res.content_provider_) return;
   httplib::DataSink sink;

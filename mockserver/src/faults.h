@@ -29,6 +29,9 @@ class FaultTable {
   // The first rule that matches, has matches left and wins its draw (a
   // match whose draw fails does not count towards `times`).
   std::optional<FaultRule> match(const std::string& method, const std::string& path);
+  // True when a rule with matches left could match (draws not made,
+  // nothing counted).
+  bool may_match(const std::string& method, const std::string& path);
 
  private:
   struct Entry {

@@ -86,7 +86,7 @@ class LimitedStream : public httplib::Stream {
     if (phase_ == Phase::kNoBody) return 0;
     if (body_read_ >= limits_.max_body_bytes + kFramingSlack) return fail();
     if (pos_ == buf_.size()) {
-      const int got = fill(Clock::now() + limits_.io_timeout);
+      const int got = fill(std::min(Clock::now() + limits_.io_timeout, body_deadline_));
       if (got <= 0) return got == 0 ? 0 : fail();
     }
     const std::size_t n =
@@ -247,6 +247,7 @@ class LimitedStream : public httplib::Stream {
         info_.control_key = value;
     }
     phase_ = framed ? Phase::kBody : Phase::kNoBody;
+    body_deadline_ = Clock::now() + limits_.body_timeout;
     head_.clear();
     head_.shrink_to_fit();
   }
@@ -261,6 +262,7 @@ class LimitedStream : public httplib::Stream {
   std::size_t lines_ = 0;
   std::size_t body_read_ = 0;
   Clock::time_point head_deadline_{};
+  Clock::time_point body_deadline_{};
   bool failed_ = false;
   ConnectionInfo info_;
 };

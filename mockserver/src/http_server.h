@@ -9,6 +9,9 @@
 //   - a request head is at most `max_head_bytes` and `max_header_lines`
 //     (else 431), and must arrive within `head_timeout` (else 408);
 //   - a request without Content-Length or Transfer-Encoding has no body;
+//   - a body must arrive whole within `body_timeout` of the head's end (a
+//     byte now and then, each within `io_timeout`, no longer holds a
+//     thread for ever);
 //   - no request reads more than the body limit plus framing, chunked or not;
 //   - an idle keep-alive connection is closed after `idle_timeout`, and
 //     every read and write gives up after `io_timeout` or when the server
@@ -37,6 +40,7 @@ struct HttpLimits {
   std::size_t max_header_lines = 100;
   std::size_t max_body_bytes = 256u << 20;
   std::chrono::seconds head_timeout{10};
+  std::chrono::milliseconds body_timeout{120000};
   std::chrono::seconds idle_timeout{5};
   std::chrono::seconds io_timeout{30};
   std::size_t min_threads = 8;  // kept; more are made on demand and end when idle

@@ -86,6 +86,7 @@ class MockServer::Impl {
   static internal::HttpLimits http_limits(const MockOptions& options) {
     internal::HttpLimits limits;
     limits.max_body_bytes = options.max_body_bytes;
+    limits.body_timeout = options.request_body_timeout;
     return limits;
   }
 
@@ -95,6 +96,12 @@ class MockServer::Impl {
   }
 
   static bool is_api(const std::string& path) { return path.rfind("/api/", 0) == 0; }
+
+  static constexpr const char* kMissingKey = R"({"error":"Invalid or missing API key"})";
+  static std::string control_key_refusal() {
+    return error_body(
+        {401, "Invalid or missing control key (X-Mock-Control-Key)", "CONTROL_KEY_REQUIRED", ""});
+  }
 
   void setup_http() {
     http_.set_keep_alive_max_count(1000);
@@ -114,7 +121,8 @@ class MockServer::Impl {
         refuse(req, res, 415, "Multipart bodies are not accepted", "UNSUPPORTED_MEDIA_TYPE");
         return httplib::Server::HandlerResponse::Handled;
       }
-      return httplib::Server::HandlerResponse::Unhandled;
+      return refused_before_body(req, res) ? httplib::Server::HandlerResponse::Handled
+                                           : httplib::Server::HandlerResponse::Unhandled;
     });
     const auto plain = [this](const httplib::Request& req, httplib::Response& res) {
       dispatch(req, res, req.body);
@@ -166,10 +174,42 @@ class MockServer::Impl {
   // Answers without reading the rest of the request, which then closes.
   void refuse(const httplib::Request& req, httplib::Response& res, int status,
               const std::string& message, const std::string& code) {
-    reply(res, status, error_body({status, message, code, ""}));
+    refuse_unread(req, res, status, error_body({status, message, code, ""}));
+  }
+  void refuse_unread(const httplib::Request& req, httplib::Response& res, int status,
+                     const std::string& json) {
+    reply(res, status, json);
     res.set_header("Connection", "close");
     internal::current_connection().refuse_rest = true;
     if (is_api(req.path)) record(req, status, "");
+  }
+
+  static bool announces_body(const httplib::Request& req) {
+    const std::string length = req.get_header_value("Content-Length");
+    return length.find_first_not_of('0') != std::string::npos ||
+           req.has_header("Transfer-Encoding");
+  }
+
+  // A request with a body whose answer cannot depend on it (no valid key,
+  // no route, and no fault that would answer first) is answered as
+  // dispatch() would, before the body is read: a client without a key
+  // cannot make the mock read and keep up to max_body_bytes.
+  bool refused_before_body(const httplib::Request& req, httplib::Response& res) {
+    if (!announces_body(req)) return false;
+    if (req.path.rfind("/_mock/", 0) == 0) {
+      if (same_secret(internal::current_connection().control_key, control_key_)) return false;
+      refuse_unread(req, res, 401, control_key_refusal());
+      return true;
+    }
+    if (faults_.may_match(req.method, req.path)) return false;
+    if (!is_api(req.path)) {
+      refuse_unread(req, res, 404, error_body({404, "Not found", "NOT_FOUND", ""}));
+      record(req, 404, "");
+      return true;
+    }
+    if (state_.key_record(presented_key())) return false;
+    refuse_unread(req, res, 401, kMissingKey);
+    return true;
   }
 
   void record(const httplib::Request& req, int status, const std::string& body) {
@@ -230,7 +270,7 @@ class MockServer::Impl {
     }
     const auto key = state_.key_record(presented_key());
     if (!key) {
-      reply(res, 401, R"({"error":"Invalid or missing API key"})");
+      reply(res, 401, kMissingKey);
       return 401;
     }
     Call c{req, res, body, {}, *key};
@@ -242,9 +282,7 @@ class MockServer::Impl {
     const auto t0 = std::chrono::steady_clock::now();
     if (req.path.rfind("/_mock/", 0) == 0) {
       if (!same_secret(internal::current_connection().control_key, control_key_)) {
-        reply(res, 401,
-              error_body({401, "Invalid or missing control key (X-Mock-Control-Key)",
-                          "CONTROL_KEY_REQUIRED", ""}));
+        reply(res, 401, control_key_refusal());
         return;
       }
       Call c{req, res, body, {}, {}};

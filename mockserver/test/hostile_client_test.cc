@@ -1,13 +1,16 @@
 // What a hostile (or merely broken) HTTP client can do to the mock, each
 // with the mock's memory or threads bounded: bodies over the limit (chunked
-// too), endless headers, heads with bare line feeds, slow heads, a POST without a length, a client
-// that leaves, reads of huge sparse files, output without newlines, /proc files, keys that differ
-// from the real one only after percent-decoding, the journal, the control plane, a busy port,
-// SIGTERM with work in flight and the state directories of runs that died.
+// too), endless headers, heads with bare line feeds, slow heads, bodies
+// that trickle, a POST without a length, a client that leaves, reads of
+// huge sparse files, output without newlines, /proc files, keys that
+// differ from the real one only after percent-decoding, the journal, the
+// control plane, a busy port, SIGTERM with work in flight and the state
+// directories of runs that died.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -149,6 +152,36 @@ TEST_F(HostileClient, ABareLineFeedInTheHeadIs400AndNothingAfterItIsRead) {
   RawConnection lf(server_->port());
   ASSERT_TRUE(lf.send("GET /api/projects HTTP/1.1\nHost: x\r\n\r\n"));
   EXPECT_EQ(lf.status_line(), "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(get("/api/projects")->status, 200);
+}
+
+// Each byte within the 30 s read timeout, the body as a whole late: the
+// request's body deadline (1 s here) ends it, so a trickling client cannot
+// hold a thread for ever. The sender paces its bytes (100 ms apart); the
+// test waits only on the answer.
+class BodyDeadline : public MockFixture {
+ protected:
+  BodyDeadline()
+      : MockFixture(MockOptions{.request_body_timeout = std::chrono::milliseconds(1000)}) {}
+};
+
+TEST_F(BodyDeadline, ABodyThatTricklesIsCutAtTheDeadline) {
+  RawConnection c(server_->port());
+  ASSERT_TRUE(c.send("POST /api/projects HTTP/1.1\r\nHost: x\r\nX-API-Key: " + server_->api_key() +
+                     "\r\nContent-Length: 200\r\n\r\n"));
+  std::atomic<bool> answered{false};
+  int sent = 0;
+  std::thread sender([&] {
+    while (!answered && sent < 200 && c.send("x")) {
+      ++sent;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  EXPECT_EQ(c.status_line(std::chrono::seconds(30)), "HTTP/1.1 400 Bad Request");
+  EXPECT_TRUE(c.closed_by_peer());
+  answered = true;
+  sender.join();
+  EXPECT_LT(sent, 200) << "the whole body was taken";
   EXPECT_EQ(get("/api/projects")->status, 200);
 }
 

@@ -3,7 +3,8 @@
 // another project's sandboxes on any sandbox route, file routes cannot
 // leave the sandbox through "..", absolute links or link chains, nor act
 // on the sandbox's host binds and /proc as host root would, deeply nested
-// JSON is refused without harm, an
+// JSON is refused without harm, a request without a key is answered before
+// its body is read, an
 // oversized body is refused before it is read, and the standalone binary
 // listens on loopback only.
 #include <netinet/in.h>
@@ -357,6 +358,23 @@ TEST_F(SmallLimitTest, AnOversizedBodyIsRefusedBeforeItIsSent) {
   EXPECT_EQ(status_for_announced_body(server_->port(), "/api/sandboxes", 1u << 30, "liz_wrong"),
             "HTTP/1.1 413 Payload Too Large");
   EXPECT_EQ(server_->live_sandboxes(), 1u);
+}
+
+// The key is checked before the body is read: a client without one gets
+// its answer after 8 bytes of 200 MiB announced (under the body limit),
+// on the API, the control plane (no control key) and unknown paths alike.
+TEST_F(SecurityTest, ARequestWithoutAKeyIsAnsweredBeforeItsBodyIsRead) {
+  const std::size_t announced = 200u << 20;
+  for (const std::string& path : {std::string("/api/sandboxes"), files_path(id_)}) {
+    EXPECT_EQ(status_for_announced_body(server_->port(), path, announced, "liz_wrong"),
+              "HTTP/1.1 401 Unauthorized")
+        << path;
+  }
+  EXPECT_EQ(status_for_announced_body(server_->port(), "/_mock/faults", announced, "liz_wrong"),
+            "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(status_for_announced_body(server_->port(), "/nowhere", announced, server_->api_key()),
+            "HTTP/1.1 404 Not Found");
+  expect_untouched();
 }
 
 #ifdef LIZARD_MOCK_BINARY

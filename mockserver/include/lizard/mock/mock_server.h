@@ -66,6 +66,9 @@ struct MockOptions {
   std::function<void(std::string_view)> log;
   // Largest request body accepted; larger answers 413 before being read whole.
   std::size_t max_body_bytes = 256u * 1024 * 1024;
+  // A request body must arrive whole within this time after the request's
+  // head; else the connection is closed.
+  std::chrono::milliseconds request_body_timeout{120000};
   // The secret of the control plane (/_mock/...), sent as the header
   // X-Mock-Control-Key. Empty: a random one, see MockServer::control_key().
   std::string control_key;
