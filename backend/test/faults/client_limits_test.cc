@@ -5,9 +5,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "fault_support.h"
@@ -165,6 +172,70 @@ TEST(ClientLimits, TheKeyTravelsOnlyInTheHeader) {
   EXPECT_EQ(raw.substr(header_end).find(kKey), std::string::npos) << "the key is in the body";
   // Exactly once in the whole request: no second header, no query parameter.
   EXPECT_EQ(raw.find(kKey), raw.rfind(kKey));
+}
+
+// A keep-alive connection the server closes while the client reuses it (an
+// idle timeout racing the reuse): the request never arrived whole, so it
+// was not handled, and the client sends it again on a new connection
+// (libcurl does, for a reused connection that failed before any answer).
+TEST(ClientLimits, ARequestCutByAServerClosingAnIdleConnectionIsSentAgain) {
+  const int listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listen_fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listen_fd, 4), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  // Reads a head, then (when `whole`) its Content-Length body; returns the body's size.
+  const auto read_request = [](int fd, bool whole) {
+    std::string data;
+    char buf[65536];
+    std::size_t need = std::string::npos;
+    while (need == std::string::npos || data.size() < need) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      data.append(buf, static_cast<std::size_t>(n));
+      const auto end = data.find("\r\n\r\n");
+      if (end == std::string::npos || need != std::string::npos) continue;
+      if (!whole) return std::size_t{0};
+      const auto at = data.find("Content-Length: ");
+      need = end + 4 + (at < end ? std::stoul(data.substr(at + 16)) : 0);
+    }
+    return need == std::string::npos ? 0 : need - data.find("\r\n\r\n") - 4;
+  };
+  constexpr const char* kOk =
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+      "Content-Length: 2\r\n\r\n{}";
+  std::size_t retried_body = 0;
+  int connections = 0;
+  std::thread server([&] {
+    const int first = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    ++connections;
+    read_request(first, true);
+    send_all(first, kOk);  // kept alive
+    read_request(first, false);
+    const linger reset{1, 0};  // closed with a reset while the body is on its way
+    ::setsockopt(first, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    ::close(first);
+    pollfd p{listen_fd, POLLIN, 0};
+    if (::poll(&p, 1, 20000) <= 0) return;
+    const int second = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    ++connections;
+    retried_body = read_request(second, true);
+    send_all(second, kOk);
+    ::close(second);
+  });
+  Client client(client_options(url));
+  client.write_file("s", "/workspace/small", "a");
+  const std::string large(32u << 20, 'x');  // more than the socket buffers hold
+  EXPECT_NO_THROW(client.write_file("s", "/workspace/large", large));
+  server.join();
+  ::close(listen_fd);
+  EXPECT_EQ(connections, 2);
+  EXPECT_GT(retried_body, large.size());  // the JSON body around the content, whole
 }
 
 // --- bounded retries against the mock ----------------------------------------------
