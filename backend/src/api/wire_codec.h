@@ -4,9 +4,10 @@
 // projects.cc, volumes.cc) only move these values over the transport.
 //
 // Decoders take the answer body and `what` (the operation, for messages);
-// malformed JSON (or JSON nested deeper than 64 levels, bounded_json.h), or a
-// number out of its field's range, raises workspace::WorkspaceError. Fields of the wrong type decode as absent (the
-// API's answers are lenient across eras).
+// malformed JSON (or JSON nested deeper than 64 levels, bounded_json.h), or
+// a number out of its field's range, raises workspace::WorkspaceError.
+// Fields of the wrong type decode as absent (the API's answers are lenient
+// across eras).
 //
 // Pure functions; thread-safe. ExecStreamDecoder belongs to one stream.
 #pragma once

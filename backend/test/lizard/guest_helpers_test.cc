@@ -241,6 +241,8 @@ TEST_F(GuestHelpersTest, MkdirAndRealpathReportErrnoByExitCode) {
   EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/a/b")).status), 0);
   EXPECT_TRUE(std::filesystem::is_directory(base + "/a/b"));
   EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/file")).status), 17);
+  EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/file/")).status), 17);
+  EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "//file")).status), 17);
   EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/file/x")).status), 20);
   // Names that read like error messages change nothing: the errno comes from the disk.
   std::ofstream(base + "/File exists") << "x";

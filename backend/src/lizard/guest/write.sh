@@ -17,7 +17,11 @@ __lz_done() {
 __lz_r=$(realpath -m -- "$__lz_t" 2>/dev/null && printf x)
 case $__lz_r in
   *x) __lz_r=${__lz_r%?x} ;;
-  *) __lz_walk "$__lz_t"; __lz_done "$__lz_err" ;;
+  *)
+    __lz_walk "$__lz_t"
+    [ "$__lz_err" = 0 ] && __lz_err=5  # nothing on disk explains it: EIO, never success
+    __lz_done "$__lz_err"
+    ;;
 esac
 __lz_d=${__lz_r%/*}
 [ -n "$__lz_d" ] || __lz_d=/
