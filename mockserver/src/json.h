@@ -5,91 +5,36 @@
 #pragma once
 
 #include <rapidjson/document.h>
-#include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "api/bounded_json.h"
 #include "lizard/workspace/utf8.h"
 
 namespace lizard::mock::internal {
 
-// How deep arrays and objects may nest in a body. No route needs more than
-// a few levels; the cap keeps every later walk of a document (copies,
-// Accept) shallow, and the parse is iterative, so no depth overflows the
-// stack.
-inline constexpr unsigned kMaxJsonDepth = 64;
-
-// Hands SAX events on to `out` (a Document), and stops the parse when
-// arrays and objects nest deeper than kMaxJsonDepth. The backend's client
-// has the same guard (backend/src/api/bounded_json.h).
-template <class Out>
-class DepthLimited {
- public:
-  using Ch = char;
-  explicit DepthLimited(Out& out) : out_(out) {}
-  bool too_deep() const { return too_deep_; }
-  bool Null() { return out_.Null(); }
-  bool Bool(bool b) { return out_.Bool(b); }
-  bool Int(int i) { return out_.Int(i); }
-  bool Uint(unsigned u) { return out_.Uint(u); }
-  bool Int64(std::int64_t i) { return out_.Int64(i); }
-  bool Uint64(std::uint64_t u) { return out_.Uint64(u); }
-  bool Double(double d) { return out_.Double(d); }
-  bool RawNumber(const Ch* s, rapidjson::SizeType n, bool copy) {
-    return out_.RawNumber(s, n, copy);
-  }
-  bool String(const Ch* s, rapidjson::SizeType n, bool copy) { return out_.String(s, n, copy); }
-  bool Key(const Ch* s, rapidjson::SizeType n, bool copy) { return out_.Key(s, n, copy); }
-  bool StartObject() { return enter() && out_.StartObject(); }
-  bool EndObject(rapidjson::SizeType n) { return leave() && out_.EndObject(n); }
-  bool StartArray() { return enter() && out_.StartArray(); }
-  bool EndArray(rapidjson::SizeType n) { return leave() && out_.EndArray(n); }
-
- private:
-  bool enter() {
-    too_deep_ = ++depth_ > kMaxJsonDepth;
-    return !too_deep_;
-  }
-  bool leave() {
-    --depth_;
-    return true;
-  }
-  Out& out_;
-  unsigned depth_ = 0;
-  bool too_deep_ = false;
-};
+// Bodies are parsed with the client's guard (backend/src/api/bounded_json.h):
+// iteratively, so no depth overflows the stack, and no deeper than
+// kMaxJsonDepth (64) levels; no route needs more than a few, and the cap
+// keeps every later walk of a document (copies, Accept) shallow.
+using api::internal::kMaxJsonDepth;
 
 // Parses `body`; false (with a sentence in `error`) on malformed JSON,
 // invalid UTF-8, or nesting deeper than kMaxJsonDepth.
 inline bool parse_json(std::string_view body, rapidjson::Document& doc, std::string& error) {
-  constexpr unsigned kFlags =
-      rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
-  rapidjson::ParseResult result;
-  bool too_deep = false;
-  auto fill = [&](rapidjson::Document& d) {
-    rapidjson::MemoryStream ms(body.data(), body.size());
-    rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(ms);
-    rapidjson::Reader reader;
-    DepthLimited<rapidjson::Document> handler(d);
-    result = reader.Parse<kFlags>(in, handler);
-    too_deep = handler.too_deep();
-    return !result.IsError();
-  };
-  doc.Populate(fill);
-  if (too_deep) {
+  const auto parsed =
+      api::internal::parse_bounded_json<rapidjson::kParseValidateEncodingFlag>(doc, body);
+  if (parsed.too_deep) {
     error = "Malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     return false;
   }
-  if (result.IsError()) {
-    error = std::string("Malformed JSON: ") + rapidjson::GetParseError_En(result.Code()) +
-            " at offset " + std::to_string(result.Offset());
+  if (!parsed.ok()) {
+    error = std::string("Malformed JSON: ") + rapidjson::GetParseError_En(parsed.result.Code()) +
+            " at offset " + std::to_string(parsed.result.Offset());
     return false;
   }
   return true;

@@ -3,7 +3,7 @@
 // of a few hundred KB of "[" would overflow the stack. parse_bounded() parses
 // iteratively and refuses nesting deeper than kMaxJsonDepth (no answer of
 // the API nests more than a few levels; the cap also keeps every later walk
-// of the document shallow). The mock has the same guard for request bodies
+// of the document shallow). The mock parses request bodies with it too
 // (mockserver/src/json.h). Pure functions; thread-safe.
 #pragma once
 
@@ -26,6 +26,7 @@ class DepthLimited {
  public:
   using Ch = char;
   explicit DepthLimited(Out& out) : out_(out) {}
+  bool too_deep() const { return too_deep_; }
   bool Null() { return out_.Null(); }
   bool Bool(bool b) { return out_.Bool(b); }
   bool Int(int i) { return out_.Int(i); }
@@ -38,36 +39,54 @@ class DepthLimited {
   }
   bool String(const Ch* s, rapidjson::SizeType n, bool copy) { return out_.String(s, n, copy); }
   bool Key(const Ch* s, rapidjson::SizeType n, bool copy) { return out_.Key(s, n, copy); }
-  bool StartObject() { return ++depth_ <= kMaxJsonDepth && out_.StartObject(); }
+  bool StartObject() { return enter() && out_.StartObject(); }
   bool EndObject(rapidjson::SizeType n) {
     --depth_;
     return out_.EndObject(n);
   }
-  bool StartArray() { return ++depth_ <= kMaxJsonDepth && out_.StartArray(); }
+  bool StartArray() { return enter() && out_.StartArray(); }
   bool EndArray(rapidjson::SizeType n) {
     --depth_;
     return out_.EndArray(n);
   }
 
  private:
+  bool enter() {
+    too_deep_ = ++depth_ > kMaxJsonDepth;
+    return !too_deep_;
+  }
   Out& out_;
   unsigned depth_ = 0;
+  bool too_deep_ = false;
 };
 
-// Fills `doc` from `text`; false (and `doc` left null) when `text` is not
-// JSON or nests deeper than kMaxJsonDepth.
-inline bool parse_bounded(rapidjson::Document& doc, std::string_view text) {
-  bool ok = false;
+struct BoundedParse {
+  rapidjson::ParseResult result;  // the parser's error, if any
+  bool too_deep = false;          // stopped by the depth cap (result is then an error too)
+  bool ok() const { return !result.IsError(); }
+};
+
+// Fills `doc` from `text` with RapidJSON's iterative parser and `Flags`;
+// on failure `doc` is left null.
+template <unsigned Flags = rapidjson::kParseDefaultFlags>
+BoundedParse parse_bounded_json(rapidjson::Document& doc, std::string_view text) {
+  BoundedParse out;
   auto fill = [&](rapidjson::Document& d) {
     rapidjson::MemoryStream ms(text.data(), text.size());
     rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(ms);
     rapidjson::Reader reader;
     DepthLimited<rapidjson::Document> handler(d);
-    ok = !reader.Parse<rapidjson::kParseIterativeFlag>(in, handler).IsError();
-    return ok;
+    out.result = reader.Parse<Flags | rapidjson::kParseIterativeFlag>(in, handler);
+    out.too_deep = handler.too_deep();
+    return out.ok();
   };
   doc.Populate(fill);
-  return ok;
+  return out;
+}
+
+// The client's use: false when `text` is not JSON or nests too deep.
+inline bool parse_bounded(rapidjson::Document& doc, std::string_view text) {
+  return parse_bounded_json(doc, text).ok();
 }
 
 }  // namespace lizard::api::internal
