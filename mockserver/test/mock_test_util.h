@@ -118,11 +118,7 @@ class RawConnection {
     char buf[65536];
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (fd_ >= 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            deadline - std::chrono::steady_clock::now())
-                            .count();
-      pollfd p{fd_, POLLIN, 0};
-      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+      if (!readable_before(deadline)) break;
       const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
       if (n <= 0) break;
       got.append(buf, static_cast<std::size_t>(n));
@@ -135,11 +131,7 @@ class RawConnection {
     char c;
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (fd_ >= 0 && got.find("\r\n") == std::string::npos) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            deadline - std::chrono::steady_clock::now())
-                            .count();
-      pollfd p{fd_, POLLIN, 0};
-      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+      if (!readable_before(deadline)) break;
       if (::recv(fd_, &c, 1, 0) != 1) break;
       got += c;
     }
@@ -152,11 +144,7 @@ class RawConnection {
     char buf[4096];
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (fd_ >= 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            deadline - std::chrono::steady_clock::now())
-                            .count();
-      pollfd p{fd_, POLLIN, 0};
-      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
+      if (!readable_before(deadline)) return false;
       if (::recv(fd_, buf, sizeof buf, 0) <= 0) return true;
     }
     return true;
@@ -167,6 +155,14 @@ class RawConnection {
   }
 
  private:
+  // True when the peer sent something (or closed) before `deadline`.
+  bool readable_before(std::chrono::steady_clock::time_point deadline) const {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    pollfd p{fd_, POLLIN, 0};
+    return left > 0 && ::poll(&p, 1, static_cast<int>(left)) > 0;
+  }
   int fd_;
 };
 
