@@ -81,11 +81,13 @@ struct Envelope {
 // when its numbers are not what the helper prints (more than 18 digits,
 // negative sizes). Throws std::runtime_error when the helper reported a
 // failure of its own, or a complete envelope carries a stream that is not
-// base64; never any other exception type.
+// base64 or is shorter than its size says (its file was cut before the
+// answer read it); never any other exception type.
 std::optional<Envelope> parse_envelope(std::string_view text);
 
-// A run's file in `state_dir`: "o" stdout, "e" stderr, "p" the claim, then the
-// pid (first line) and the status (second line).
+// A run's file in `state_dir`: "o" stdout, "e" stderr, "p" the claim (the
+// helper's pid, the command's pid, "T"/"O" markers, the "S ..." status line;
+// run.sh's header comment).
 std::string run_file(std::string_view state_dir, std::string_view run_id, std::string_view suffix);
 
 // Stops a run's process group: argv for exec.
