@@ -1,18 +1,22 @@
 #include "sandbox_launch.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -138,6 +142,82 @@ LIZARD_CHILD_CODE pid_t spawn_init_child(const InitChildPlan* plan) {
   if (pid == 0) init_child(plan);
   return static_cast<pid_t>(pid);
 }
+
+// As host root, the namespaces of a sandbox are made by a host uid of its
+// own (SandboxSettings::owner_id_base). The kernel (5.14 and later) counts a process against
+// RLIMIT_NPROC at every level of user namespaces: in the sandbox's namespace per uid (the limit
+// each command gets), and in the host's under the namespace's owner, held to the RLIMIT_NPROC the
+// maker had. A sandbox made by root would have no limit at that level, so its root could fork
+// max_processes processes under each of 65,536 uids (setpriv, su) and use up the host's PIDs; made
+// by a uid of its own with the limit lowered, all its processes, whatever
+// their uid inside, count against max_processes together.
+//
+// While alive, the calling thread has that uid as its real and effective
+// uid (raw system calls: they change this thread only), keeps a saved uid
+// and file-system uid of 0 (the clone child opens the sandbox's trees as
+// the mock, and the thread must get back) and its effective capabilities
+// (raised again from the permitted set, which a saved uid of 0 keeps), so
+// the clone is as privileged as a root one; and the process's soft
+// RLIMIT_NPROC is max_processes, which the kernel copies into the new
+// namespace. One window at a time (the limit is the process's). Another
+// thread of a root process is not held by that soft limit (root passes it),
+// nor is any process that stays root.
+class OwnerWindow {
+ public:
+  explicit OwnerWindow(const SandboxSettings& settings) {
+    if (settings.owner_id_base == 0) return;
+    static std::mutex one_at_a_time;
+    static std::atomic<std::uint32_t> next_slot{0};
+    lock_ = std::unique_lock<std::mutex>(one_at_a_time);
+    const auto pid = static_cast<std::uint32_t>(::getpid()) % (1u << 22);
+    const std::uint32_t owner = settings.owner_id_base + pid * SandboxSettings::kOwnerSlots +
+                                next_slot++ % SandboxSettings::kOwnerSlots;
+    if (::getrlimit(RLIMIT_NPROC, &old_limit_) != 0)
+      throw std::runtime_error(errno_text("read the process limit", errno));
+    rlimit lowered = old_limit_;
+    const auto cap = static_cast<rlim_t>(settings.limits.max_processes);
+    if (lowered.rlim_max == RLIM_INFINITY || cap < lowered.rlim_max)
+      lowered.rlim_cur = cap;
+    else
+      lowered.rlim_cur = lowered.rlim_max;
+    if (::setrlimit(RLIMIT_NPROC, &lowered) != 0)
+      throw std::runtime_error(errno_text("set the process limit", errno));
+    limit_set_ = true;
+    __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct caps[2]{};
+    if (::syscall(SYS_capget, &head, caps) != 0) fail("read the capabilities");
+    if (::syscall(SYS_setresuid, static_cast<long>(owner), static_cast<long>(owner), -1L) != 0)
+      fail("take the sandbox's owner id");
+    uid_set_ = true;
+    (void)::syscall(SYS_setfsuid, 0L);
+    for (auto& c : caps) c.effective = c.permitted;
+    head = {_LINUX_CAPABILITY_VERSION_3, 0};
+    if (::syscall(SYS_capset, &head, caps) != 0 || ::syscall(SYS_setfsuid, -1L) != 0)
+      fail("keep the capabilities under the owner id");
+  }
+  ~OwnerWindow() { restore(); }
+  OwnerWindow(const OwnerWindow&) = delete;
+  OwnerWindow& operator=(const OwnerWindow&) = delete;
+
+ private:
+  [[noreturn]] void fail(const char* what) {
+    const int err = errno;
+    restore();
+    throw std::runtime_error(errno_text(what, err));
+  }
+  void restore() noexcept {
+    // The saved uid is 0, so this cannot be refused; a thread left with
+    // another uid would act wrongly for the rest of the process's life.
+    if (uid_set_ && ::syscall(SYS_setresuid, 0L, 0L, -1L) != 0) std::abort();
+    uid_set_ = false;
+    if (limit_set_) (void)::setrlimit(RLIMIT_NPROC, &old_limit_);
+    limit_set_ = false;
+  }
+  std::unique_lock<std::mutex> lock_;
+  rlimit old_limit_{};
+  bool limit_set_ = false;
+  bool uid_set_ = false;
+};
 
 // The init program as a memory file, written once per process and sealed.
 int init_image_fd(std::string& error) {
@@ -276,8 +356,13 @@ LaunchedInit launch_sandbox_init(const SandboxSettings& settings, const SandboxT
                             kArgv,
                             kEnvp,
                             {trees.workspace.c_str(), trees.tmp.c_str(), trees.home.c_str()}};
-  const pid_t pid = spawn_init_child(&child);
-  const int clone_err = errno;
+  pid_t pid = -1;
+  int clone_err = 0;
+  {
+    const OwnerWindow owner(settings);
+    pid = spawn_init_child(&child);
+    clone_err = errno;
+  }
   theirs.reset();
   if (pid < 0) throw std::runtime_error(errno_text("clone into new namespaces", clone_err));
   write_id_maps(pid, settings.ids);

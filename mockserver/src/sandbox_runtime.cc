@@ -24,6 +24,12 @@ SandboxSettings sandbox_settings_for_this_process(const MockOptions& options) {
   SandboxSettings s;
   s.limits = options.sandbox_limits;
   if (::geteuid() == 0) {
+    const std::uint64_t most = 0xfffffffeu - 65536 - SandboxSettings::kOwnerIds + 1;
+    if (options.root_id_base == 0 || options.root_id_base > most)
+      throw std::invalid_argument("root_id_base must be at least 1 and at most " +
+                                  std::to_string(most) +
+                                  " (the sandboxes' ids and their namespaces' owners follow it)");
+    s.owner_id_base = options.root_id_base + 65536;
     s.ids.uid_base = options.root_id_base;
     s.ids.gid_base = options.root_id_base;
     s.ids.count = 65536;

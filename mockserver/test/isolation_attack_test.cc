@@ -275,6 +275,31 @@ TEST_F(IsolationLimits, LimitsStopAForkBombAndADiskFiller) {
   EXPECT_EQ(size_line, std::to_string(1 << 20)) << r.body;
 }
 
+TEST_F(IsolationLimits, TheProcessLimitHoldsForTheSandboxNotPerUser) {
+  // Sandbox root becomes three other users (as a root mock; a user's mock
+  // has no other uid, and setpriv fails), and each starts up to 30 sleeps.
+  // The limit is the sandbox's, not each uid's: fewer than 40 in all. Were
+  // it per uid, 90 would run, and 65,536 uids would use up the host's PIDs.
+  const std::string id = create();
+  auto r =
+      sh(id,
+         "for u in 1001 1002 1003; do setpriv --reuid=$u --regid=$u --clear-groups "
+         "sh -c 'i=0; while [ $i -lt 30 ]; do sleep 60 & i=$((i+1)); done' 2>/dev/null; "
+         "done; "
+         "n=0; k=0; while [ $k -lt 2000 ]; do m=0; for p in /proc/[0-9]*; do "
+         "read c < $p/comm 2>/dev/null && [ \"$c\" = sleep ] && m=$((m+1)); done; "
+         "[ $m -eq $n ] && { [ $m -gt 0 ] || [ $k -ge 20 ]; } && break; n=$m; k=$((k+1)); done; "
+         "echo $n; kill -9 -1; wait");
+  std::istringstream in(r.out);
+  int sleeps = -1;
+  in >> sleeps;
+  EXPECT_GE(sleeps, 0) << r.body;
+  EXPECT_LT(sleeps, 40) << r.body;
+  if (::geteuid() == 0) {
+    EXPECT_GT(sleeps, 0) << r.body;
+  }
+}
+
 TEST_F(IsolationAttack, HostnameIsTheSandboxs) {
   const std::string id = create();
   EXPECT_EQ(sh(id, "hostname").out, id + "\n");

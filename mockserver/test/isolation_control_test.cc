@@ -219,5 +219,12 @@ TEST(MockServerLifecycle, DestructorKillsAndRemovesState) {
   EXPECT_NE(::access(host_ws.c_str(), F_OK), 0);
 }
 
+TEST(MockServerLifecycle, ARootMockRefusesHostIdsThatWouldWrapOrIncludeRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "root_id_base is a root mock's setting";
+  for (const std::uint32_t base : {0u, 2147418112u}) {
+    EXPECT_THROW(MockServer(MockOptions{.root_id_base = base}), std::invalid_argument) << base;
+  }
+}
+
 }  // namespace
 }  // namespace lizard::mock::test
