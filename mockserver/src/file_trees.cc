@@ -7,11 +7,12 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <functional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "scoped_fd.h"
+#include "tree_walk.h"
 
 namespace lizard::mock::internal {
 
@@ -22,34 +23,25 @@ void remove_tree(const std::string& path) {
     ::unlink(path.c_str());
     return;
   }
-  std::function<void(int, dev_t)> clear = [&](int dirfd, dev_t dev) {
-    DirPtr d(::fdopendir(dirfd));
-    if (!d) {
-      ::close(dirfd);
-      return;
-    }
-    std::vector<std::string> names;
-    while (dirent* e = ::readdir(d.get())) {
-      std::string n = e->d_name;
-      if (n != "." && n != "..") names.push_back(n);
-    }
-    for (const auto& n : names) {
-      struct stat st {};
-      if (::fstatat(::dirfd(d.get()), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      if (S_ISDIR(st.st_mode)) {
-        if (st.st_dev != dev) continue;  // a mount point: never descend
-        int sub =
-            ::openat(::dirfd(d.get()), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) clear(sub, dev);
-        ::unlinkat(::dirfd(d.get()), n.c_str(), AT_REMOVEDIR);
-      } else {
-        ::unlinkat(::dirfd(d.get()), n.c_str(), 0);
-      }
-    }
-  };
-  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  clear(fd, top.st_dev);
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) return;
+  TreeWalk walk(fd.get(), TreeWalk::Deep::kFlatten);
+  try {
+    walk.run(
+        [&](int dir, const std::string& name, const struct stat& st) {
+          if (S_ISDIR(st.st_mode)) {
+            if (st.st_dev != top.st_dev) return false;  // a mount point: never descend
+            make_walkable(dir, name, st);
+            return true;
+          }
+          ::unlinkat(dir, name.c_str(), 0);
+          return false;
+        },
+        [](int dir, const std::string& name) { ::unlinkat(dir, name.c_str(), AT_REMOVEDIR); });
+  } catch (const std::system_error&) {
+    // What the walk could not reach stays; the rmdir below then fails too.
+  }
+  fd.reset();
   ::rmdir(path.c_str());
 }
 
@@ -117,34 +109,21 @@ void copy_dir_at(int from, int to, const IdMap& owner, int depth) {
 }  // namespace
 
 std::uint64_t tree_bytes(const std::string& path) {
-  std::uint64_t total = 0;
-  std::function<void(int, dev_t, int)> walk = [&](int dirfd, dev_t dev, int depth) {
-    DirPtr d(::fdopendir(dirfd));
-    if (!d) {
-      ::close(dirfd);
-      return;
-    }
-    while (dirent* e = ::readdir(d.get())) {
-      const std::string n = e->d_name;
-      if (n == "." || n == "..") continue;
-      struct stat st {};
-      if (::fstatat(::dirfd(d.get()), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      if (S_ISREG(st.st_mode)) total += static_cast<std::uint64_t>(st.st_size);
-      if (S_ISDIR(st.st_mode) && st.st_dev == dev && depth < 256) {
-        const int sub =
-            ::openat(::dirfd(d.get()), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) walk(sub, dev, depth + 1);
-      }
-    }
-  };
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   struct stat top {};
-  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return 0;
-  if (::fstat(fd, &top) != 0) {
-    ::close(fd);
-    return 0;
+  if (fd.get() < 0 || ::fstat(fd.get(), &top) != 0) return 0;
+  std::uint64_t total = 0;
+  TreeWalk walk(fd.get(), TreeWalk::Deep::kClimb);
+  try {
+    walk.run(
+        [&](int, const std::string&, const struct stat& st) {
+          if (S_ISREG(st.st_mode)) total += static_cast<std::uint64_t>(st.st_size);
+          return S_ISDIR(st.st_mode) && st.st_dev == top.st_dev;
+        },
+        [](int, const std::string&) {});
+  } catch (const std::system_error&) {
+    // A part it could not read is not counted.
   }
-  walk(fd, top.st_dev, 0);
   return total;
 }
 

@@ -17,6 +17,7 @@
 
 #include "lizard/workspace/checks.h"
 #include "scoped_fd.h"
+#include "tree_walk.h"
 
 namespace lizard::mock::internal {
 namespace {
@@ -156,27 +157,8 @@ FileInfo info_from(const struct stat& st, std::string name, std::string path, co
   return fi;
 }
 
-void clear_dir(int dirfd) {
-  DirPtr d(::fdopendir(dirfd));
-  if (!d) {
-    int err = errno;
-    ::close(dirfd);
-    fail(err, "Cannot read directory");
-  }
-  std::vector<std::string> names;
-  while (dirent* e = ::readdir(d.get())) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  const int fd = ::dirfd(d.get());
-  for (const auto& n : names) {
-    if (::unlinkat(fd, n.c_str(), 0) == 0) continue;
-    if (errno != EISDIR && errno != EPERM) fail(errno, "Cannot remove " + n);
-    int sub = ::openat(fd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (sub < 0) fail(errno, "Cannot open " + n);
-    clear_dir(sub);
-    if (::unlinkat(fd, n.c_str(), AT_REMOVEDIR) != 0) fail(errno, "Cannot remove " + n);
-  }
+std::string below(const std::string& dir, const std::string& name) {
+  return dir.empty() ? name : dir + "/" + name;
 }
 
 // True when `name` in `dirfd` is the root of a mount (a bind such as
@@ -189,28 +171,97 @@ bool is_mount_root(int dirfd, const char* name) {
          (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
 
-// Fails with EBUSY when the directory `dirfd` holds a mount root anywhere
-// below it (links are not followed).
-void refuse_mounts_below(int dirfd, const std::string& shown) {
-  // A new open file description: a dup would share (and move) the caller's
-  // directory position.
-  const int dup = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dup < 0) fail(errno, "Cannot read " + shown);
-  DirPtr d(::fdopendir(dup));
-  if (!d) {
-    const int err = errno;
-    ::close(dup);
-    fail(err, "Cannot read " + shown);
+// Empties the directory `dirfd` (taking the descriptor), however deep.
+void clear_dir(int dirfd) {
+  const ScopedFd own(dirfd);
+  TreeWalk walk(dirfd, TreeWalk::Deep::kFlatten);
+  walk.run(
+      [&](int dir, const std::string& name, const struct stat& st) {
+        if (S_ISDIR(st.st_mode)) {
+          if (is_mount_root(dir, name.c_str()))  // checked before; never crossed
+            fail(EBUSY,
+                 "Refusing to remove a mount point of the sandbox: " + below(walk.where(), name));
+          make_walkable(dir, name, st);
+          return true;
+        }
+        if (::unlinkat(dir, name.c_str(), 0) != 0 && errno != ENOENT)
+          fail(errno, "Cannot remove " + below(walk.where(), name));
+        return false;
+      },
+      [&](int dir, const std::string& name) {
+        if (::unlinkat(dir, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+          fail(errno, "Cannot remove " + below(walk.where(), name));
+      });
+}
+
+// The mount points of the sandbox as its processes see them: field 5 of
+// its init's mountinfo, with the kernel's octal escapes (\040 for a space,
+// \011, \012, \134) decoded.
+std::vector<std::string> sandbox_mount_points(int root_fd) {
+  ScopedFd fd(open_in_root(root_fd, "/proc/1/mountinfo", O_RDONLY));
+  if (fd.get() < 0) fail(errno, "Cannot read the sandbox's mount points");
+  std::string text;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(errno, "Cannot read the sandbox's mount points");
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
   }
-  while (dirent* e = ::readdir(d.get())) {
-    const std::string n = e->d_name;
-    if (n == "." || n == "..") continue;
-    if (is_mount_root(::dirfd(d.get()), n.c_str()))
-      fail(EBUSY, "Refusing to remove a mount point of the sandbox: " + shown + "/" + n);
-    if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) continue;
-    ScopedFd sub(
-        ::openat(::dirfd(d.get()), n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (sub.get() >= 0) refuse_mounts_below(sub.get(), shown + "/" + n);
+  const auto octal = [](char c) { return c >= '0' && c <= '7'; };
+  std::vector<std::string> points;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    std::size_t pos = 0;
+    for (int field = 0; field < 4 && pos != std::string::npos; ++field) {
+      pos = line.find(' ', pos);
+      if (pos != std::string::npos) ++pos;
+    }
+    if (pos == std::string::npos) continue;
+    const std::string field = line.substr(pos, line.find(' ', pos) - pos);
+    std::string point;
+    for (std::size_t k = 0; k < field.size(); ++k) {
+      if (field[k] == '\\' && k + 3 < field.size() && octal(field[k + 1]) && octal(field[k + 2]) &&
+          octal(field[k + 3])) {
+        point += static_cast<char>((field[k + 1] - '0') * 64 + (field[k + 2] - '0') * 8 +
+                                   (field[k + 3] - '0'));
+        k += 3;
+      } else {
+        point += field[k];
+      }
+    }
+    points.push_back(point);
+  }
+  return points;
+}
+
+// Fails with EBUSY when a mount point of the sandbox lies below the
+// directory `dirfd` (the path `shown`). Not a walk of the tree, which may be
+// deeper than a walk can afford (tree_walk.h): each mount point (commands
+// cannot mount, so they are the sandbox's own few) is opened and climbed
+// with ".." to the sandbox's root, and none may pass `dirfd`.
+void refuse_mounts_below(int root_fd, int dirfd, const std::string& shown) {
+  struct stat dir {};
+  struct stat root {};
+  if (::fstat(dirfd, &dir) != 0 || ::fstat(root_fd, &root) != 0)
+    fail(errno, "Cannot stat " + shown);
+  for (const std::string& point : sandbox_mount_points(root_fd)) {
+    if (point == "/") continue;
+    ScopedFd cur(open_in_root(root_fd, point, O_PATH | O_NOFOLLOW));
+    for (int up = 0; cur.get() >= 0 && up < 4096; ++up) {
+      struct stat st {};
+      if (::fstat(cur.get(), &st) != 0) break;
+      if (st.st_dev == dir.st_dev && st.st_ino == dir.st_ino)
+        fail(EBUSY,
+             "Refusing to remove a mount point of the sandbox: " + point + " (in " + shown + ")");
+      if (st.st_dev == root.st_dev && st.st_ino == root.st_ino) break;
+      cur.reset(::openat(cur.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    }
   }
 }
 
@@ -380,10 +431,11 @@ void remove_path(int root_fd, const std::string& path) {
   if (is_mount_root(pfd.get(), name.c_str()))
     fail(EBUSY, "Refusing to remove a mount point of the sandbox: " + p);
   if (S_ISDIR(st.st_mode)) {
+    make_walkable(pfd.get(), name, st);
     int sub = ::openat(pfd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0) fail(errno, "Cannot open " + p);
     try {
-      refuse_mounts_below(sub, p);
+      refuse_mounts_below(root_fd, sub, p);
     } catch (...) {
       ::close(sub);
       throw;

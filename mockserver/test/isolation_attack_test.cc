@@ -6,9 +6,11 @@
 // These run as whatever user runs the tests: as root (sandbox root maps to
 // an unprivileged host range) and, through the `isolation-unprivileged`
 // ctest, as nobody (sandbox root maps to that user).
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -298,6 +300,46 @@ TEST_F(IsolationLimits, TheProcessLimitHoldsForTheSandboxNotPerUser) {
   if (::geteuid() == 0) {
     EXPECT_GT(sleeps, 0) << r.body;
   }
+}
+
+TEST_F(IsolationAttack, TreesDeeperThanTheDescriptorLimitAreRemovedWhole) {
+  // A sandbox makes trees deeper than any descriptor table or stack (100,000
+  // levels take it seconds), with a level of mode 000 halfway (sandbox root
+  // passes it; the mock, acting as that root's owner on the host, has no
+  // capability to). Removing one through the files API, and then the
+  // sandbox, takes everything: no EMFILE for the mock's other threads, no
+  // stack overflow, nothing left on the host. The descriptor limit is
+  // lowered to 4,096 for the test, and the trees are 6,000 levels deep.
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit low = old;
+  low.rlim_cur = std::min<rlim_t>(old.rlim_cur, 4096);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  struct Restore {
+    rlimit limit;
+    ~Restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
+  } restore{old};
+  const std::string id = create();
+  const std::string host_ws = server_->workspace_dir(id);
+  ASSERT_FALSE(host_ws.empty());
+  const std::string build =
+      "import os\n"
+      "for tree in ('a', 'b'):\n"
+      "  os.chdir('/workspace'); os.mkdir(tree); os.chdir(tree)\n"
+      "  for i in range(6000):\n"
+      "    os.mkdir('d')\n"
+      "    if i == 3000: os.chmod('d', 0)\n"
+      "    os.chdir('d')\n"
+      "  open('bottom', 'w').write('x')\n"
+      "print('built')\n";
+  auto built = exec(id, R"(["python3", "-c", )" + quote(build) + "]");
+  ASSERT_EQ(built.out, "built\n") << built.body;
+  auto removed = del(files_path(id) + "?path=/workspace/a");
+  ASSERT_TRUE(removed);
+  EXPECT_EQ(removed->status, 200) << removed->body;
+  EXPECT_EQ(sh(id, "ls -a /workspace").out, ".\n..\nb\n");
+  ASSERT_EQ(del("/api/sandboxes/" + id)->status, 200);
+  EXPECT_NE(::access(host_ws.c_str(), F_OK), 0) << host_ws << " is left on the host";
 }
 
 TEST_F(IsolationAttack, HostnameIsTheSandboxs) {
