@@ -259,6 +259,14 @@ std::optional<int> errno_of_helper_exit(int exit_code) {
       return E2BIG;
     case 5:
       return EIO;
+    case 28:
+      return ENOSPC;
+    case 31:
+      return EMLINK;
+    case 36:
+      return ENAMETOOLONG;
+    case 122:
+      return EDQUOT;
     default:
       return std::nullopt;
   }

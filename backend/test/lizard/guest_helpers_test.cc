@@ -253,6 +253,10 @@ TEST_F(GuestHelpersTest, MkdirAndRealpathReportErrnoByExitCode) {
   EXPECT_EQ(
       WEXITSTATUS(run_local(mkdir_command(base + "/Too many levels of symbolic links/x")).status),
       2);
+  // What the disk cannot show comes from the end of mkdir's message, never
+  // from the path in it.
+  EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/" + std::string(300, 'n'))).status), 36);
+  EXPECT_EQ(WEXITSTATUS(run_local(mkdir_command(base + "/file/x: File name too long")).status), 20);
   std::filesystem::create_directory_symlink("a", base + "/rel");
   EXPECT_EQ(run_local(realpath_command(base + "/rel/b/../missing")).out, base + "/a/missing\n");
   std::filesystem::remove_all(base);

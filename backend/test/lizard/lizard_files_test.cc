@@ -4,8 +4,9 @@
 // this mock (ctests conformance_lizard, conformance_lizard_firecracker);
 // this file checks what those rules do not: that a FIFO read fails with a
 // path error (the rule takes any exception), dangling links in a listing
-// and in exists(), that a refused remove sends nothing, and that a realpath
-// loop is ELOOP when it is an error. The requests each file operation
+// and in exists(), that a refused remove sends nothing, that a realpath
+// loop is ELOOP when it is an error, and make_dir's errno for what the disk
+// cannot show. The requests each file operation
 // costs are in RequestCountsPerOperation (lizard_backend_test.cc).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -63,6 +64,28 @@ TEST_F(LizardFilesTest, RealpathResolvesInsideTheSandboxAndSurvivesLoops) {
   } catch (const std::filesystem::filesystem_error& e) {
     EXPECT_EQ(e.code(), std::make_error_code(std::errc::too_many_symbolic_link_levels));
   }
+}
+
+// make_dir names what the disk cannot show: a read-only file system (the
+// mock binds /usr read-only) and a name too long are not "missing", and a
+// directory named like an error changes nothing.
+TEST_F(LizardFilesTest, MakeDirNamesTheErrorsTheDiskCannotShow) {
+  const auto code_of = [&](const std::string& path) {
+    try {
+      backend_->make_dir(path);
+    } catch (const std::filesystem::filesystem_error& e) {
+      return e.code();
+    }
+    return std::error_code();
+  };
+  EXPECT_EQ(code_of("/usr/lizard-made/sub"),
+            std::make_error_code(std::errc::read_only_file_system));
+  EXPECT_EQ(code_of("/workspace/" + std::string(300, 'n')),
+            std::make_error_code(std::errc::filename_too_long));
+  backend_->run(Shell{"printf x > 'Read-only file system'"});
+  EXPECT_EQ(code_of("/workspace/Read-only file system/sub"),
+            std::make_error_code(std::errc::not_a_directory));
+  EXPECT_EQ(code_of("/workspace/x: Read-only file system"), std::error_code());
 }
 
 }  // namespace
