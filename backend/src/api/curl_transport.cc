@@ -205,7 +205,21 @@ class CurlTransport final : public HttpTransport {
     set_callbacks(handle, transfer);
     set_method_and_body(handle, request);
 
-    const CURLcode code = curl_easy_perform(handle);
+    CURLcode code = curl_easy_perform(handle);
+    if (cut_on_a_stale_connection(handle, code, request, transfer)) {
+      // The server closed a kept-alive connection while this request was on
+      // its way (its idle timeout racing the reuse): the request never
+      // arrived whole, so the server cannot have acted on it. libcurl sends
+      // such a request again itself only when the cut shows on a receive;
+      // here it showed on a send. Once more, on a new connection.
+      transfer.status = 0;
+      transfer.headers.clear();
+      transfer.body.clear();
+      transfer.over_limit = false;
+      error_text.fill('\0');
+      curl_easy_setopt(handle, CURLOPT_FRESH_CONNECT, 1L);
+      code = curl_easy_perform(handle);
+    }
     return outcome_of(handle, code, error_text.data(), transfer);
   }
 
@@ -223,6 +237,21 @@ class CurlTransport final : public HttpTransport {
     CurlTransport& owner_;
     CurlPtr handle_;
   };
+
+  // A send that failed on a reused connection before the body was out and
+  // before any answer: the server has not seen the request whole.
+  static bool cut_on_a_stale_connection(CURL* handle, CURLcode code, const HttpRequest& request,
+                                        const Transfer& transfer) {
+    if (code != CURLE_SEND_ERROR || request.fresh_connection || request.body.empty() ||
+        transfer.status != 0 || !transfer.body.empty())
+      return false;
+    long new_connections = -1;
+    curl_off_t uploaded = -1;
+    curl_easy_getinfo(handle, CURLINFO_NUM_CONNECTS, &new_connections);
+    curl_easy_getinfo(handle, CURLINFO_SIZE_UPLOAD_T, &uploaded);
+    return new_connections == 0 && uploaded >= 0 &&
+           static_cast<std::uint64_t>(uploaded) < request.body.size();
+  }
 
   static TransportOutcome outcome_of(CURL* handle, CURLcode code, const char* error_text,
                                      Transfer& transfer) {
