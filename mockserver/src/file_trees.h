@@ -21,7 +21,8 @@ std::uint64_t tree_bytes(const std::string& path);
 // with O_NOFOLLOW, so a sandbox that swaps a directory for a link while it
 // is copied cannot make the copy read outside its own tree. Owners are kept
 // (when `owner.chown`: the mock runs as root). Mount points and special
-// files are left out.
+// files are left out. Any depth (tree_walk.h); holes stay holes, and a file
+// with several names in the tree is copied once and linked.
 void copy_tree(const std::string& from, const std::string& to, const IdMap& owner);
 
 }  // namespace lizard::mock::internal

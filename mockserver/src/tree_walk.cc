@@ -65,8 +65,21 @@ TreeWalk::~TreeWalk() { close_all(); }
 void TreeWalk::close_all() noexcept {
   for (std::size_t i = 1; i < levels_.size(); ++i) {
     if (levels_[i].fd >= 0) ::close(levels_[i].fd);
+    if (levels_[i].mirror >= 0) ::close(levels_[i].mirror);
     levels_[i].fd = -1;
+    levels_[i].mirror = -1;
   }
+}
+
+void TreeWalk::mirror_into(int mirror_top, OpenMirror open) {
+  mirror_top_ = mirror_top;
+  open_mirror_ = std::move(open);
+}
+
+std::string TreeWalk::path() const {
+  std::string whole;
+  for (std::size_t i = 1; i < levels_.size(); ++i) whole = joined(whole, levels_[i].name);
+  return whole;
 }
 
 std::string TreeWalk::where() const {
@@ -86,20 +99,47 @@ std::string TreeWalk::where() const {
   return path;
 }
 
-void TreeWalk::push(int fd, const struct stat& st, std::string name) {
+void TreeWalk::push(int fd, const struct stat& st, std::string name, int mirror) {
   Level level;
   level.fd = fd;
   level.dev = st.st_dev;
   level.ino = st.st_ino;
   level.name = std::move(name);
+  level.mirror = mirror;
   levels_.push_back(std::move(level));
-  if (!read_names(fd, levels_.back().names)) fail(errno, "Cannot read " + where());
+  Level& added = levels_.back();
+  if (mirror >= 0) {
+    struct stat mst {};
+    if (::fstat(mirror, &mst) != 0) fail(errno, "Cannot read the copy of " + where());
+    added.mirror_dev = mst.st_dev;
+    added.mirror_ino = mst.st_ino;
+  }
+  if (!read_names(fd, added.names)) fail(errno, "Cannot read " + where());
   if (levels_.size() - first_open_ > kHeldDirs) {
-    ::close(levels_[first_open_].fd);
-    levels_[first_open_].fd = -1;
+    Level& far = levels_[first_open_];
+    ::close(far.fd);
+    far.fd = -1;
+    if (far.mirror >= 0) ::close(far.mirror);
+    far.mirror = -1;
     ++first_open_;
   }
 }
+
+namespace {
+
+// The parent of `child` (closed here) when it is the directory `dev`/`ino`,
+// else -1.
+int reopen_parent(int child, dev_t dev, ino_t ino) {
+  const int up = ::openat(child, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct stat st {};
+  const bool same = up >= 0 && ::fstat(up, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+  ::close(child);
+  if (same) return up;
+  if (up >= 0) ::close(up);
+  return -1;
+}
+
+}  // namespace
 
 void TreeWalk::pop(const Leave& leave) {
   Level done = std::move(levels_.back());
@@ -107,19 +147,16 @@ void TreeWalk::pop(const Leave& leave) {
   Level& parent = levels_.back();
   if (parent.fd < 0) {
     // Closed on the way down: its child's ".." must be it still.
-    const int up = ::openat(done.fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    struct stat st {};
-    const bool same =
-        up >= 0 && ::fstat(up, &st) == 0 && st.st_dev == parent.dev && st.st_ino == parent.ino;
-    ::close(done.fd);
-    if (!same) {
-      if (up >= 0) ::close(up);
-      fail(EAGAIN, "Lost the way back up to " + where() + ": the tree was moved while walked");
+    parent.fd = reopen_parent(done.fd, parent.dev, parent.ino);
+    if (done.mirror >= 0) {
+      parent.mirror = reopen_parent(done.mirror, parent.mirror_dev, parent.mirror_ino);
     }
-    parent.fd = up;
+    if (parent.fd < 0 || (done.mirror >= 0 && parent.mirror < 0))
+      fail(EAGAIN, "Lost the way back up to " + where() + ": the tree was moved while walked");
     first_open_ = levels_.size() - 1;
   } else {
     ::close(done.fd);
+    if (done.mirror >= 0) ::close(done.mirror);
   }
   leave(parent.fd, done.name);
 }
@@ -142,6 +179,7 @@ void TreeWalk::run(const Enter& enter, const Leave& leave) {
   root.fd = top_;
   root.dev = top.st_dev;
   root.ino = top.st_ino;
+  root.mirror = mirror_top_;
   levels_.push_back(std::move(root));
   if (!read_names(top_, levels_.back().names)) fail(errno, "Cannot read the directory");
   for (;;) {
@@ -163,14 +201,21 @@ void TreeWalk::run(const Enter& enter, const Leave& leave) {
       levels_.front().names.push_back(move_up(dir, name));
       continue;
     }
-    const int fd = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) fail(errno, "Cannot open " + joined(where(), name));
-    struct stat got {};
-    if (::fstat(fd, &got) != 0 || got.st_dev != st.st_dev || got.st_ino != st.st_ino) {
-      ::close(fd);
-      fail(EAGAIN, joined(where(), name) + " was replaced while walked");
+    int mirror = -1;
+    if (open_mirror_) {
+      mirror = open_mirror_(cur.mirror, name, st);
+      if (mirror < 0) continue;
     }
-    push(fd, got, name);
+    const int fd = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat got {};
+    if (fd < 0 || ::fstat(fd, &got) != 0 || got.st_dev != st.st_dev || got.st_ino != st.st_ino) {
+      const int err = fd < 0 ? errno : EAGAIN;
+      if (fd >= 0) ::close(fd);
+      if (mirror >= 0) ::close(mirror);
+      fail(err, fd < 0 ? "Cannot open " + joined(where(), name)
+                       : joined(where(), name) + " was replaced while walked");
+    }
+    push(fd, got, name, mirror);
   }
 }
 

@@ -59,8 +59,22 @@ class TreeWalk {
   void run(const Enter& enter, const Leave& leave);
 
   // The path below `top` of the directory being read ("" at the top, else
-  // "a/b/c"), for messages.
+  // "a/b/c"), for messages: a deep one is cut to its first and last levels.
   std::string where() const;
+  // The same, whole (as long as the tree is deep).
+  std::string path() const;
+
+  // A second tree built alongside the walk (a copy; kClimb only): before the
+  // walk goes into a directory, `open` is given the mirror directory of its
+  // parent and returns a descriptor of the one that stands for it (or -1: it
+  // is not walked into). The walk owns those descriptors and keeps, closes
+  // and reopens them (as "..", checked) with the walked tree's.
+  using OpenMirror =
+      std::function<int(int mirror_dir, const std::string& name, const struct stat& st)>;
+  void mirror_into(int mirror_top, OpenMirror open);
+  // The mirror directory of the directory being read (in Enter), or of the
+  // parent of the one just left (in Leave).
+  int mirror() const { return levels_.back().mirror; }
 
  private:
   struct Level {
@@ -70,8 +84,11 @@ class TreeWalk {
     std::string name;  // in its parent ("" for the top)
     std::vector<std::string> names;
     std::size_t next = 0;
+    int mirror = -1;  // with mirror_into: its directory in the mirror (-1 when closed)
+    dev_t mirror_dev = 0;
+    ino_t mirror_ino = 0;
   };
-  void push(int fd, const struct stat& st, std::string name);
+  void push(int fd, const struct stat& st, std::string name, int mirror);
   void pop(const Leave& leave);
   std::string move_up(int dir, const std::string& name);
 
@@ -79,6 +96,8 @@ class TreeWalk {
 
   int top_;
   Deep deep_;
+  int mirror_top_ = -1;
+  OpenMirror open_mirror_;
   std::size_t moved_up_ = 0;  // the N of the next ".lizard-removing-N"
   std::vector<Level> levels_;
   // The open levels below the top are levels_[first_open_ ..]: descriptors

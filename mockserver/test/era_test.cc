@@ -204,6 +204,38 @@ TEST_F(FirecrackerEra, ForkCopiesFilesAndAnswers201) {
   EXPECT_EQ(post("/api/sandboxes/" + id + "/fork", R"({"count":11})")->status, 400);
 }
 
+TEST_F(FirecrackerEra, AForkCopiesDeepTreesWholeAndNeverInflatesHolesOrLinks) {
+  // What a sandbox can make cheaply must stay cheap in the copy: a 3 GiB file
+  // that is all hole, 200 more names of one 1 MiB file, and a tree 300 levels
+  // deep (the copy stopped at 256 levels before, and wrote the hole and each
+  // name out whole).
+  const std::string id = create();
+  ASSERT_EQ(sh(id,
+               "cd /workspace && truncate -s 3G sparse && printf end >> sparse && "
+               "head -c 1048576 /dev/zero > linked && mkdir names && "
+               "i=0; while [ $i -lt 200 ]; do ln linked names/$i || exit 1; i=$((i+1)); done; "
+               "python3 -c \"import os\nos.chdir('/workspace')\n"
+               "for i in range(300): os.mkdir('d'); os.chdir('d')\n"
+               "open('bottom', 'w').write('deep')\"")
+                .exit_code,
+            0);
+  auto r = post("/api/sandboxes/" + id + "/fork", R"({"count":1})");
+  ASSERT_EQ(r->status, 201) << r->body;
+  const std::string child = str_field(parse(r->body)[0]["sandbox"], "sandboxId");
+  // Size, blocks in use (512 bytes each), links; then the deepest file.
+  EXPECT_EQ(sh(child, "cd /workspace && stat -c '%s %h' sparse linked names/199").out,
+            "3221225475 1\n1048576 201\n1048576 201\n");
+  const auto blocks = sh(child, "stat -c %b /workspace/sparse").out;
+  EXPECT_LT(std::stoll(blocks), 1024) << blocks;  // under 512 KiB on disk
+  EXPECT_EQ(sh(child, "tail -c 3 /workspace/sparse").out, "end");
+  const std::string deep = "/workspace" + [] {
+    std::string p;
+    for (int i = 0; i < 300; ++i) p += "/d";
+    return p;
+  }() + "/bottom";
+  EXPECT_EQ(sh(child, "cat " + deep).out, "deep");
+}
+
 TEST_F(KubernetesEra, ExposeHasNoAccessToken) {
   const std::string id = create();
   auto r = post("/api/sandboxes/" + id + "/expose/8080", "");
