@@ -186,8 +186,18 @@ class OwnerWindow {
     __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct caps[2]{};
     if (::syscall(SYS_capget, &head, caps) != 0) fail("read the capabilities");
-    if (::syscall(SYS_setresuid, static_cast<long>(owner), static_cast<long>(owner), -1L) != 0)
-      fail("take the sandbox's owner id");
+    // A root with only some ids (a container's user namespace) may not have
+    // the owner ids: then every sandbox is made by the top id of the
+    // sandboxes' own range (which the ID map needs anyway), and the limit
+    // holds for all sandboxes together, not each (docs/mockserver.md).
+    static std::atomic<bool> shared_owner{false};
+    const auto shared = static_cast<long>(settings.ids.uid_base + settings.ids.count - 1);
+    const long uid = shared_owner ? shared : static_cast<long>(owner);
+    if (::syscall(SYS_setresuid, uid, uid, -1L) != 0) {
+      if (errno != EINVAL || uid == shared || ::syscall(SYS_setresuid, shared, shared, -1L) != 0)
+        fail("take the sandbox's owner id");
+      shared_owner = true;
+    }
     uid_set_ = true;
     (void)::syscall(SYS_setfsuid, 0L);
     for (auto& c : caps) c.effective = c.permitted;

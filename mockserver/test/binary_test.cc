@@ -1,5 +1,6 @@
 // The standalone lizard-mock binary: first line, default key and project,
 // clean stop on SIGTERM with every sandbox process killed.
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,6 +89,67 @@ TEST(MockBinary, RejectsUnknownOptions) {
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 2);
   std::fclose(child.out);
+}
+
+// Root in a container's user namespace often has only some ids: here 0 and
+// the 65,536 sandbox ids the ID maps need, not the ids that own the
+// sandboxes' namespaces (docs/mockserver.md, "Limits"). The mock still
+// starts and runs commands, every sandbox then made by one owner.
+TEST(MockBinary, RootWithOnlyTheSandboxIdsStillRunsCommands) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "writing a user namespace's ID map with many ids takes root";
+  int out[2], ready[2], go[2];
+  ASSERT_EQ(::pipe(out), 0);
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(go), 0);
+  std::string binary = mock_binary();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    char c = 0;
+    if (::unshare(CLONE_NEWUSER) != 0 || ::write(ready[1], "u", 1) != 1 ||
+        ::read(go[0], &c, 1) != 1 || ::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0)
+      ::_exit(126);
+    char* argv[] = {binary.data(), nullptr};
+    ::execv(argv[0], argv);
+    ::_exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  ::close(out[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const std::string map = "0 0 1\n1000000000 1000000000 65536\n";
+  for (const char* file : {"/uid_map", "/gid_map"}) {
+    FILE* f = std::fopen((proc + file).c_str(), "w");
+    ASSERT_NE(f, nullptr) << file;
+    EXPECT_EQ(std::fputs(map.c_str(), f) >= 0 && std::fclose(f) == 0, true) << file;
+  }
+  ASSERT_EQ(::write(go[1], "g", 1), 1);
+  FILE* lines = ::fdopen(out[0], "r");
+  ASSERT_NE(lines, nullptr);
+  const std::string first = line_of(lines);
+  const std::string prefix = "LIZARD_MOCK_LISTENING ";
+  EXPECT_EQ(first.rfind(prefix, 0), 0u) << first;
+  if (first.rfind(prefix, 0) == 0) {
+    httplib::Client client(first.substr(prefix.size()));
+    client.set_default_headers({{"X-API-Key", kDefaultApiKey}});
+    auto created =
+        client.Post("/api/sandboxes", R"({"projectId":"mock-project"})", "application/json");
+    ASSERT_TRUE(created);
+    ASSERT_EQ(created->status, 201) << created->body;
+    const std::string id = str_field(parse(created->body), "sandboxId");
+    auto ran = client.Post("/api/sandboxes/" + id + "/exec", R"({"cmd":"id -u; echo hi"})",
+                           "application/json");
+    ASSERT_TRUE(ran);
+    EXPECT_EQ(str_field(parse(ran->body), "stdout"), "0\nhi\n") << ran->body;
+  }
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  std::fclose(lines);
+  for (int fd : {ready[0], ready[1], go[0], go[1]}) ::close(fd);
 }
 
 }  // namespace
