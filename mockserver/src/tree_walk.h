@@ -1,10 +1,11 @@
 // A walk over a directory tree on the host that no depth can break: a
 // sandbox makes a tree as deep as it likes (mkdir and chdir in a loop, 100,000
-// levels in two seconds), and the mock removes and measures such trees
-// (file_trees.h, sandbox_files.h). A walk with a descriptor and a stack frame
-// per level would run out of descriptors (EMFILE, for every thread of the
-// process) or of stack; this one holds at most kHeldDirs + 1 descriptors and
-// keeps its levels in a vector. Thread-safe: no shared state.
+// levels in two seconds), and the mock removes, copies and measures such
+// trees (file_trees.h, sandbox_files.h). A walk with a descriptor and a stack
+// frame per level would run out of descriptors (EMFILE, for every thread of
+// the process) or of stack; this one holds at most kHeldDirs + 1 descriptors
+// (twice that with a mirror) and keeps its levels in a vector. Thread-safe:
+// no shared state.
 #pragma once
 
 #include <sys/stat.h>
