@@ -138,8 +138,7 @@ void copy_tree(const std::string& from, const std::string& to, const IdMap& owne
                 return false;
             }
             if (copy_file_at(dir, to_dir, name.c_str(), st.st_mode, owner) && st.st_nlink > 1) {
-              std::string path = walk.path();
-              path = path.empty() ? name : path + "/" + name;
+              std::string path = walk.path(name);
               if (path.size() < PATH_MAX) copied.emplace(key, std::move(path));
             }
           } else if (S_ISLNK(st.st_mode)) {

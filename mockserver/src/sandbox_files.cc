@@ -26,6 +26,20 @@ namespace {
   throw std::system_error(err, std::generic_category(), what);
 }
 
+// What is left to read of `fd`; `what` names it in the error.
+std::string read_to_end(int fd, const std::string& what, std::size_t expected = 0) {
+  std::string out;
+  out.reserve(expected);
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(errno, "Cannot read " + what);
+    if (n == 0) return out;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
 int open_in_root(int root_fd, const std::string& path, int flags, mode_t mode = 0) {
   open_how how{};
   how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
@@ -157,10 +171,6 @@ FileInfo info_from(const struct stat& st, std::string name, std::string path, co
   return fi;
 }
 
-std::string below(const std::string& dir, const std::string& name) {
-  return dir.empty() ? name : dir + "/" + name;
-}
-
 // True when `name` in `dirfd` is the root of a mount (a bind such as
 // /dev/null or /workspace, the /proc of the sandbox, ...).
 bool is_mount_root(int dirfd, const char* name) {
@@ -179,18 +189,17 @@ void clear_dir(int dirfd) {
       [&](int dir, const std::string& name, const struct stat& st) {
         if (S_ISDIR(st.st_mode)) {
           if (is_mount_root(dir, name.c_str()))  // checked before; never crossed
-            fail(EBUSY,
-                 "Refusing to remove a mount point of the sandbox: " + below(walk.where(), name));
+            fail(EBUSY, "Refusing to remove a mount point of the sandbox: " + walk.where(name));
           make_walkable(dir, name, st);
           return true;
         }
         if (::unlinkat(dir, name.c_str(), 0) != 0 && errno != ENOENT)
-          fail(errno, "Cannot remove " + below(walk.where(), name));
+          fail(errno, "Cannot remove " + walk.where(name));
         return false;
       },
       [&](int dir, const std::string& name) {
         if (::unlinkat(dir, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-          fail(errno, "Cannot remove " + below(walk.where(), name));
+          fail(errno, "Cannot remove " + walk.where(name));
       });
 }
 
@@ -200,15 +209,7 @@ void clear_dir(int dirfd) {
 std::vector<std::string> sandbox_mount_points(int root_fd) {
   ScopedFd fd(open_in_root(root_fd, "/proc/1/mountinfo", O_RDONLY));
   if (fd.get() < 0) fail(errno, "Cannot read the sandbox's mount points");
-  std::string text;
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(errno, "Cannot read the sandbox's mount points");
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
+  const std::string text = read_to_end(fd.get(), "the sandbox's mount points");
   const auto octal = [](char c) { return c >= '0' && c <= '7'; };
   std::vector<std::string> points;
   std::size_t start = 0;
@@ -365,19 +366,7 @@ OpenedFile open_for_read(int root_fd, const std::string& path) {
 std::string read_file(int root_fd, const std::string& path) {
   OpenedFile f = open_for_read(root_fd, path);
   ScopedFd fd(f.fd);
-  std::string out;
-  out.reserve(static_cast<std::size_t>(f.size));
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(errno, "Cannot read " + path);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
+  return read_to_end(fd.get(), path, static_cast<std::size_t>(f.size));
 }
 
 FileInfo stat_path(int root_fd, const std::string& path, const IdMap& ids) {

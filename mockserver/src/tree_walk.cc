@@ -76,13 +76,13 @@ void TreeWalk::mirror_into(int mirror_top, OpenMirror open) {
   open_mirror_ = std::move(open);
 }
 
-std::string TreeWalk::path() const {
+std::string TreeWalk::path(const std::string& name) const {
   std::string whole;
   for (std::size_t i = 1; i < levels_.size(); ++i) whole = joined(whole, levels_[i].name);
-  return whole;
+  return name.empty() ? whole : joined(whole, name);
 }
 
-std::string TreeWalk::where() const {
+std::string TreeWalk::where(const std::string& name) const {
   // Deep trees are shown by their first and last levels: a message of a
   // tree 100,000 levels deep would otherwise be longer than the tree's names.
   constexpr std::size_t kShown = 4;
@@ -96,7 +96,8 @@ std::string TreeWalk::where() const {
     }
     path = joined(path, levels_[i].name);
   }
-  return path;
+  if (!name.empty()) return joined(path, name);
+  return path.empty() ? "." : path;
 }
 
 void TreeWalk::push(int fd, const struct stat& st, std::string name, int mirror) {
@@ -165,7 +166,7 @@ std::string TreeWalk::move_up(int dir, const std::string& name) {
   for (;;) {
     std::string fresh = ".lizard-removing-" + std::to_string(moved_up_++);
     if (::renameat2(dir, name.c_str(), top_, fresh.c_str(), RENAME_NOREPLACE) == 0) return fresh;
-    if (errno != EEXIST) fail(errno, "Cannot move " + joined(where(), name) + " up to remove it");
+    if (errno != EEXIST) fail(errno, "Cannot move " + where(name) + " up to remove it");
   }
 }
 
@@ -194,7 +195,7 @@ void TreeWalk::run(const Enter& enter, const Leave& leave) {
     struct stat st {};
     if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT) continue;  // gone meanwhile
-      fail(errno, "Cannot read " + joined(where(), name));
+      fail(errno, "Cannot read " + where(name));
     }
     if (!enter(dir, name, st) || !S_ISDIR(st.st_mode)) continue;
     if (deep_ == Deep::kFlatten && levels_.size() > kHeldDirs) {
@@ -212,8 +213,7 @@ void TreeWalk::run(const Enter& enter, const Leave& leave) {
       const int err = fd < 0 ? errno : EAGAIN;
       if (fd >= 0) ::close(fd);
       if (mirror >= 0) ::close(mirror);
-      fail(err, fd < 0 ? "Cannot open " + joined(where(), name)
-                       : joined(where(), name) + " was replaced while walked");
+      fail(err, fd < 0 ? "Cannot open " + where(name) : where(name) + " was replaced while walked");
     }
     push(fd, got, name, mirror);
   }

@@ -59,11 +59,12 @@ class TreeWalk {
   // find its way back.
   void run(const Enter& enter, const Leave& leave);
 
-  // The path below `top` of the directory being read ("" at the top, else
-  // "a/b/c"), for messages: a deep one is cut to its first and last levels.
-  std::string where() const;
-  // The same, whole (as long as the tree is deep).
-  std::string path() const;
+  // The path below `top` of the directory being read ("." at the top, else
+  // "a/b/c"), or of its entry `name`, for messages: a deep one is cut to its
+  // first and last levels.
+  std::string where(const std::string& name = "") const;
+  // The same, whole ("" at the top): as long as the tree is deep.
+  std::string path(const std::string& name = "") const;
 
   // A second tree built alongside the walk (a copy; kClimb only): before the
   // walk goes into a directory, `open` is given the mirror directory of its
