@@ -186,6 +186,7 @@ class OwnerWindow {
     __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct caps[2]{};
     if (::syscall(SYS_capget, &head, caps) != 0) fail("read the capabilities");
+    old_fsuid_ = ::syscall(SYS_setfsuid, -1L);  // -1 changes nothing and answers it
     // A root with only some ids (a container's user namespace) may not have
     // the owner ids: then every sandbox is made by the top id of the
     // sandboxes' own range (which the ID map needs anyway), and the limit
@@ -219,12 +220,16 @@ class OwnerWindow {
     // The saved uid is 0, so this cannot be refused; a thread left with
     // another uid would act wrongly for the rest of the process's life.
     if (uid_set_ && ::syscall(SYS_setresuid, 0L, 0L, -1L) != 0) std::abort();
+    // The setresuid set the file-system uid to 0: back to what it was (a
+    // ScopedFsIdentity of the caller, if ever there is one, stays in force).
+    if (uid_set_) (void)::syscall(SYS_setfsuid, old_fsuid_);
     uid_set_ = false;
     if (limit_set_) (void)::setrlimit(RLIMIT_NPROC, &old_limit_);
     limit_set_ = false;
   }
   std::unique_lock<std::mutex> lock_;
   rlimit old_limit_{};
+  long old_fsuid_ = 0;
   bool limit_set_ = false;
   bool uid_set_ = false;
 };
