@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <sstream>
 #include <system_error>
 
 #include "lizard/workspace/checks.h"
@@ -212,19 +213,14 @@ std::vector<std::string> sandbox_mount_points(int root_fd) {
   const std::string text = read_to_end(fd.get(), "the sandbox's mount points");
   const auto octal = [](char c) { return c >= '0' && c <= '7'; };
   std::vector<std::string> points;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(start, end - start);
-    start = end + 1;
-    std::size_t pos = 0;
-    for (int field = 0; field < 4 && pos != std::string::npos; ++field) {
-      pos = line.find(' ', pos);
-      if (pos != std::string::npos) ++pos;
-    }
-    if (pos == std::string::npos) continue;
-    const std::string field = line.substr(pos, line.find(' ', pos) - pos);
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    // Fields are single words (the kernel escapes spaces): the fifth.
+    std::istringstream fields(line);
+    std::string field;
+    for (int n = 0; n < 5; ++n) fields >> field;
+    if (!fields) continue;
     std::string point;
     for (std::size_t k = 0; k < field.size(); ++k) {
       if (field[k] == '\\' && k + 3 < field.size() && octal(field[k + 1]) && octal(field[k + 2]) &&
