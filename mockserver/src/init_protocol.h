@@ -3,7 +3,9 @@
 // library only.
 //
 // The control socket (AF_UNIX, SOCK_SEQPACKET, the init's fd 3):
-//   mock -> clone child   "G"                 go: the ID maps are written; exec the init
+//   mock -> outer child   "G"                 go: the outer namespace's ID maps are written
+//   outer child -> mock   "C" + report        the init's clone (sandbox_launch.cc)
+//   mock -> clone child   "G"                 go: exec the init
 //   mock -> init          "P" + fields        the setup plan (steps, see plan_arity)
 //   init -> mock          "R"                 ready: the sandbox is built
 //   init -> mock          "F" + sentence      setup failed (the init exits)

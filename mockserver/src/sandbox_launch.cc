@@ -13,12 +13,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <mutex>
 #include <stdexcept>
 
@@ -50,13 +51,16 @@ std::string errno_text(const std::string& what, int err) {
   return what + ": " + std::strerror(err);
 }
 
-// The code of the clone child of this multithreaded process, from clone(2)
-// to execveat(2), is async-signal-safe in the strictest sense: only raw
-// system calls through syscall(2), only memory prepared before the clone,
-// no allocation, no lock. Another thread may have held any lock (the C
-// library's, the allocator's, a sanitizer runtime's) at the moment of the
-// clone, and its owner does not exist in the child. These functions are
-// not instrumented (LIZARD_CHILD_CODE) and call nothing but each other.
+// The code of the clone children of this multithreaded process, from
+// clone(2) to execveat(2) or exit, is async-signal-safe in the strictest
+// sense: only raw system calls through syscall(2), only memory prepared
+// before the clone, no allocation, no lock. Another thread may have held any
+// lock (the C library's, the allocator's, a sanitizer runtime's) at the
+// moment of the clone, and its owner does not exist in the child. The outer
+// child even shares this process's memory (CLONE_VM): it writes only to its
+// own stack, and to errno, which is the launching thread's, blocked in
+// poll(2) meanwhile. These functions are not instrumented
+// (LIZARD_CHILD_CODE) and call nothing but each other.
 #if defined(__clang__) || defined(__GNUC__)
 #define LIZARD_CHILD_CODE __attribute__((no_sanitize("thread", "address", "undefined"), noinline))
 #else
@@ -71,6 +75,32 @@ struct InitChildPlan {
   // The sandbox's workspace, tmp and home on the host, bound at the staged
   // paths of init_protocol.h.
   const char* sources[3] = {nullptr, nullptr, nullptr};
+  // What the outer child does before it clones the init: takes this gid of
+  // the outer namespace (-1: keeps its own, which that namespace maps),
+  // sets this process limit (the kernel copies it into the inner user
+  // namespace), and writes the inner namespace's ID maps.
+  long outer_gid = -1;
+  rlimit sandbox_nproc{};
+  char uid_map[32] = {};
+  char gid_map[32] = {};
+};
+
+// The outer child's one message: the init's host pid, or the step that
+// failed and its errno.
+struct OuterReport {
+  char tag = 'C';
+  std::int32_t pid = -1;  // -1 before the clone of the init
+  std::int32_t step = 0;  // 0: the init is cloned, its maps are written
+  std::int32_t err = 0;
+};
+constexpr const char* kOuterSteps[] = {
+    "",
+    "wait for the outer namespace's ID maps",
+    "take the owner's group in the outer namespace",
+    "set the sandbox's process limit",
+    "clone into the sandbox's namespaces",
+    "write the sandbox's uid map",
+    "write the sandbox's gid map",
 };
 
 [[noreturn]] LIZARD_CHILD_CODE void child_exit(int code) {
@@ -98,19 +128,10 @@ struct InitChildPlan {
   child_exit(1);
 }
 
+// The init (the inner clone): waits for "go", opens the sandbox's trees,
+// becomes the inner namespace's root and executes lizard-sandbox-init. Its
+// descriptors were placed by the outer child.
 [[noreturn]] LIZARD_CHILD_CODE void init_child(const InitChildPlan* p) {
-  // The control socket becomes fd 3, the image fd 4 (closed by the exec);
-  // nothing else of this process survives.
-  const long c = ::syscall(SYS_fcntl, p->control, F_DUPFD, 10);
-  const long i = ::syscall(SYS_fcntl, p->image, F_DUPFD_CLOEXEC, 10);
-  if (c < 0 || i < 0) child_exit(1);
-  if (::syscall(SYS_dup3, c, 3, 0) < 0 || ::syscall(SYS_dup3, i, 4, O_CLOEXEC) < 0) child_exit(1);
-  const long devnull = ::syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR, 0);
-  if (devnull >= 0) {
-    for (int fd = 0; fd <= 2; ++fd) (void)::syscall(SYS_dup3, devnull, fd, 0);
-  }
-  (void)::syscall(SYS_close_range, 5u, ~0u, 0u);
-  // Wait for the mock to write the ID maps.
   char go = 0;
   if (::syscall(SYS_read, 3, &go, 1) != 1 || go != proto::kGo) child_exit(1);
   // With the mock's own file-system identity, open the sandbox's trees
@@ -128,8 +149,8 @@ struct InitChildPlan {
     if (fd != want) (void)::syscall(SYS_close, fd);
   }
   // Become the namespace's root: the clone kept the mock's host ids, which
-  // a root mock's map does not contain (and exec would drop every
-  // capability of an unmapped user).
+  // the map does not contain (and exec would drop every capability of an
+  // unmapped user).
   (void)::syscall(SYS_setgroups, 0, nullptr);  // refused (and moot) with setgroups "deny"
   if (::syscall(SYS_setresgid, 0, 0, 0) != 0 || ::syscall(SYS_setresuid, 0, 0, 0) != 0)
     child_fail("become root of the sandbox's user namespace");
@@ -137,68 +158,147 @@ struct InitChildPlan {
   child_fail("execute the sandbox init");
 }
 
-LIZARD_CHILD_CODE pid_t spawn_init_child(const InitChildPlan* plan) {
-  const long pid = ::syscall(SYS_clone, kNamespaces | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-  if (pid == 0) init_child(plan);
-  return static_cast<pid_t>(pid);
+// Writes `text` to /proc/PID/LEAF.
+LIZARD_CHILD_CODE bool write_proc_file(long pid, const char* leaf, const char* text) {
+  // Built byte by byte: an initialized array may become a call to memset.
+  char path[64];
+  std::size_t n = 0;
+  for (const char* c = "/proc/"; *c != '\0'; ++c) path[n++] = *c;
+  char digits[20];
+  std::size_t d = 0;
+  do {
+    digits[d++] = static_cast<char>('0' + pid % 10);
+    pid /= 10;
+  } while (pid != 0 && d < sizeof digits);
+  while (d > 0) path[n++] = digits[--d];
+  path[n++] = '/';
+  for (std::size_t i = 0; leaf[i] != '\0' && n + 1 < sizeof path; ++i) path[n++] = leaf[i];
+  path[n] = '\0';
+  std::size_t len = 0;
+  while (text[len] != '\0') ++len;
+  const long fd = ::syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const long written = ::syscall(SYS_write, fd, text, len);
+  const int err = errno;
+  (void)::syscall(SYS_close, fd);
+  errno = err;
+  return written == static_cast<long>(len);
 }
 
-// As host root, the namespaces of a sandbox are made by a host uid of its
-// own (SandboxSettings::owner_id_base). The kernel (5.14 and later) counts a process against
-// RLIMIT_NPROC at every level of user namespaces: in the sandbox's namespace per uid (the limit
-// each command gets), and in the host's under the namespace's owner, held to the RLIMIT_NPROC the
-// maker had. A sandbox made by root would have no limit at that level, so its root could fork
-// max_processes processes under each of 65,536 uids (setpriv, su) and use up the host's PIDs; made
-// by a uid of its own with the limit lowered, all its processes, whatever
-// their uid inside, count against max_processes together.
+// Sends the outer child's report (step 0: done; else the step that failed,
+// with errno) and exits.
+[[noreturn]] LIZARD_CHILD_CODE void outer_finish(OuterReport* report, int step) {
+  report->step = step;
+  report->err = step == 0 ? 0 : errno;
+  (void)::syscall(SYS_sendto, 3, report, sizeof *report, MSG_NOSIGNAL, nullptr, 0);
+  child_exit(step == 0 ? 0 : 1);
+}
+
+// The outer child, in a user namespace of its own (made by the owner, with
+// the limit across sandboxes). It clones the init into the inner user
+// namespace and the others (made by itself, with the sandbox's limit) as
+// a child of the mock (CLONE_PARENT), writes the inner ID maps, reports
+// the init's pid and exits. See launch_sandbox_init.
+[[noreturn]] LIZARD_CHILD_CODE void outer_child(const InitChildPlan* p) {
+  // The control socket becomes fd 3, the image fd 4 (closed by the exec);
+  // nothing else of this process survives.
+  const long c = ::syscall(SYS_fcntl, p->control, F_DUPFD, 10);
+  const long i = ::syscall(SYS_fcntl, p->image, F_DUPFD_CLOEXEC, 10);
+  if (c < 0 || i < 0) child_exit(1);
+  if (::syscall(SYS_dup3, c, 3, 0) < 0 || ::syscall(SYS_dup3, i, 4, O_CLOEXEC) < 0) child_exit(1);
+  const long devnull = ::syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR, 0);
+  if (devnull >= 0) {
+    for (int fd = 0; fd <= 2; ++fd) (void)::syscall(SYS_dup3, devnull, fd, 0);
+  }
+  (void)::syscall(SYS_close_range, 5u, ~0u, 0u);
+  OuterReport report;
+  char go = 0;
+  if (::syscall(SYS_read, 3, &go, 1) != 1 || go != proto::kGo) outer_finish(&report, 1);
+  if (p->outer_gid >= 0 && ::syscall(SYS_setresgid, p->outer_gid, p->outer_gid, p->outer_gid) != 0)
+    outer_finish(&report, 2);
+  if (::syscall(SYS_prlimit64, 0, RLIMIT_NPROC, &p->sandbox_nproc, nullptr) != 0)
+    outer_finish(&report, 3);
+  const long pid =
+      ::syscall(SYS_clone, kNamespaces | CLONE_PARENT, nullptr, nullptr, nullptr, nullptr);
+  if (pid == 0) init_child(p);
+  if (pid < 0) outer_finish(&report, 4);
+  report.pid = static_cast<std::int32_t>(pid);
+  if (!write_proc_file(pid, "uid_map", p->uid_map)) outer_finish(&report, 5);
+  if (!write_proc_file(pid, "gid_map", p->gid_map)) outer_finish(&report, 6);
+  outer_finish(&report, 0);
+}
+
+LIZARD_CHILD_CODE int outer_entry(void* plan) {
+  outer_child(static_cast<const InitChildPlan*>(plan));
+}
+
+// The outer child's stack: it shares this process's memory (CLONE_VM: no
+// copy of the mock's page tables for a process that only clones once more
+// and exits), so it runs on a stack of its own, unmapped once it is reaped.
+class ChildStack {
+ public:
+  ChildStack() {
+    base_ = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                   -1, 0);
+    if (base_ == MAP_FAILED) throw std::runtime_error(errno_text("map a stack", errno));
+    (void)::mprotect(base_, kGuard, PROT_NONE);  // overflow faults, never writes below
+  }
+  ~ChildStack() { ::munmap(base_, kSize); }
+  ChildStack(const ChildStack&) = delete;
+  ChildStack& operator=(const ChildStack&) = delete;
+  void* top() const { return static_cast<char*>(base_) + kSize; }
+
+ private:
+  static constexpr std::size_t kSize = 256 * 1024;
+  static constexpr std::size_t kGuard = 4096;
+  void* base_ = nullptr;
+};
+
+// The process limits, in two user namespaces per sandbox. The kernel (5.14
+// and later) counts a process against RLIMIT_NPROC at every level of user
+// namespaces: per uid in its own (the limit each command gets); in each
+// parent namespace under the uid that made the child one, held to the
+// RLIMIT_NPROC that maker had then (none when host root made it). So:
+//   - the inner namespace (the sandbox's, 65,536 ids) is made by the outer
+//     child with the sandbox's limit: all of the sandbox's processes,
+//     whatever their uid inside, count against max_processes together;
+//   - the outer namespace (one per sandbox) is made by the owner, one host
+//     uid for every sandbox, with max_processes_all_sandboxes: all
+//     sandboxes' processes count against that together.
+// Made by root, a namespace would have no limit at that level: sandbox
+// root could fork max_processes processes under each of 65,536 uids
+// (setpriv, su), or many sandboxes their limit each, and use up the host's
+// PIDs.
 //
-// While alive, the calling thread has that uid as its real and effective
-// uid (raw system calls: they change this thread only), keeps a saved uid
-// and file-system uid of 0 (the clone child opens the sandbox's trees as
-// the mock, and the thread must get back) and its effective capabilities
-// (raised again from the permitted set, which a saved uid of 0 keeps), so
-// the clone is as privileged as a root one; and the process's soft
-// RLIMIT_NPROC is max_processes, which the kernel copies into the new
+// While alive, OwnerWindow makes the calling thread the owner (as root:
+// its real and effective uid, through raw system calls that change this
+// thread only; it keeps a saved uid and file-system uid of 0, so that the
+// children open the sandbox's trees as the mock and the thread gets back,
+// and its effective capabilities, raised again from the permitted set,
+// which a saved uid of 0 keeps), and the process's soft RLIMIT_NPROC
+// max_processes_all_sandboxes, which the kernel copies into the outer
 // namespace. One window at a time (the limit is the process's). Another
 // thread of a root process is not held by that soft limit (root passes it),
-// nor is any process that stays root.
+// nor is any process that stays root. A user's mock stays itself.
 class OwnerWindow {
  public:
   explicit OwnerWindow(const SandboxSettings& settings) {
-    if (settings.owner_id_base == 0) return;
     static std::mutex one_at_a_time;
-    static std::atomic<std::uint32_t> next_slot{0};
     lock_ = std::unique_lock<std::mutex>(one_at_a_time);
-    const auto pid = static_cast<std::uint32_t>(::getpid()) % (1u << 22);
-    const std::uint32_t owner = settings.owner_id_base + pid * SandboxSettings::kOwnerSlots +
-                                next_slot++ % SandboxSettings::kOwnerSlots;
     if (::getrlimit(RLIMIT_NPROC, &old_limit_) != 0)
       throw std::runtime_error(errno_text("read the process limit", errno));
     rlimit lowered = old_limit_;
-    const auto cap = static_cast<rlim_t>(settings.limits.max_processes);
-    if (lowered.rlim_max == RLIM_INFINITY || cap < lowered.rlim_max)
-      lowered.rlim_cur = cap;
-    else
-      lowered.rlim_cur = lowered.rlim_max;
+    lowered.rlim_cur = capped(old_limit_, settings.limits.max_processes_all_sandboxes);
     if (::setrlimit(RLIMIT_NPROC, &lowered) != 0)
       throw std::runtime_error(errno_text("set the process limit", errno));
     limit_set_ = true;
+    if (settings.owner_uid == 0) return;
     __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct caps[2]{};
     if (::syscall(SYS_capget, &head, caps) != 0) fail("read the capabilities");
     old_fsuid_ = ::syscall(SYS_setfsuid, -1L);  // -1 changes nothing and answers it
-    // A root with only some ids (a container's user namespace) may not have
-    // the owner ids: then every sandbox is made by the top id of the
-    // sandboxes' own range (which the ID map needs anyway), and the limit
-    // holds for all sandboxes together, not each (docs/mockserver.md).
-    static std::atomic<bool> shared_owner{false};
-    const auto shared = static_cast<long>(settings.ids.uid_base + settings.ids.count - 1);
-    const long uid = shared_owner ? shared : static_cast<long>(owner);
-    if (::syscall(SYS_setresuid, uid, uid, -1L) != 0) {
-      if (errno != EINVAL || uid == shared || ::syscall(SYS_setresuid, shared, shared, -1L) != 0)
-        fail("take the sandbox's owner id");
-      shared_owner = true;
-    }
+    const auto uid = static_cast<long>(settings.owner_uid);
+    if (::syscall(SYS_setresuid, uid, uid, -1L) != 0) fail("take the sandboxes' owner id");
     uid_set_ = true;
     (void)::syscall(SYS_setfsuid, 0L);
     for (auto& c : caps) c.effective = c.permitted;
@@ -209,6 +309,12 @@ class OwnerWindow {
   ~OwnerWindow() { restore(); }
   OwnerWindow(const OwnerWindow&) = delete;
   OwnerWindow& operator=(const OwnerWindow&) = delete;
+
+  // `want` as a soft limit under `limit`'s hard one.
+  static rlim_t capped(const rlimit& limit, long long want) {
+    const auto cap = static_cast<rlim_t>(want);
+    return limit.rlim_max == RLIM_INFINITY || cap < limit.rlim_max ? cap : limit.rlim_max;
+  }
 
  private:
   [[noreturn]] void fail(const char* what) {
@@ -323,17 +429,18 @@ std::string setup_message(const SandboxSettings& settings, const std::string& ho
   throw std::runtime_error(why);
 }
 
-// Sandbox root is the mock's own user, or (as root) an unprivileged range.
+// The outer namespace's ID maps: sandbox root is the mock's own user, or
+// (as root) an unprivileged range. Throws naming what failed.
 void write_id_maps(pid_t pid, const IdMap& ids) {
   const std::string proc = "/proc/" + std::to_string(pid);
   if (ids.count == 1 && !write_file_text(proc + "/setgroups", "deny"))
-    give_up(pid, errno_text("write setgroups", errno));
+    throw std::runtime_error(errno_text("write setgroups", errno));
   if (!write_file_text(proc + "/uid_map",
                        "0 " + std::to_string(ids.uid_base) + " " + std::to_string(ids.count)))
-    give_up(pid, errno_text("write the uid map", errno));
+    throw std::runtime_error(errno_text("write the uid map", errno));
   if (!write_file_text(proc + "/gid_map",
                        "0 " + std::to_string(ids.gid_base) + " " + std::to_string(ids.count)))
-    give_up(pid, errno_text("write the gid map", errno));
+    throw std::runtime_error(errno_text("write the gid map", errno));
 }
 
 // Sends "go" and the plan, then waits for "ready" (or the init's sentence).
@@ -351,8 +458,54 @@ void build_sandbox(pid_t pid, int control, const std::string& setup) {
   if (answer[0] != proto::kReady) give_up(pid, "sandbox setup failed: " + answer.substr(1));
 }
 
+// The outer child, killed (it exits after its report anyway) and reaped
+// when the launch is over: its exit, the teardown of its copy of this
+// process's memory, is not waited for before the init may go on.
+class OuterChild {
+ public:
+  explicit OuterChild(pid_t pid) : pid_(pid) {}
+  ~OuterChild() {
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  OuterChild(const OuterChild&) = delete;
+  OuterChild& operator=(const OuterChild&) = delete;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_;
+};
+
+// Lets the outer child go and takes its report; returns the init's pid.
+// Throws (the init killed and reaped) when it failed.
+pid_t clone_init(int control) {
+  if (::send(control, &proto::kGo, 1, MSG_NOSIGNAL) != 1)
+    throw std::runtime_error(errno_text("start the sandbox's outer namespace", errno));
+  OuterReport report;
+  pollfd p{control, POLLIN, 0};
+  const int ready = ::poll(&p, 1, static_cast<int>(kSetupTimeout.count() * 1000));
+  const ssize_t n = ready > 0 ? ::recv(control, &report, sizeof report, 0) : -1;
+  if (n != static_cast<ssize_t>(sizeof report) || report.tag != 'C' || report.step < 0 ||
+      report.step >= static_cast<std::int32_t>(std::size(kOuterSteps))) {
+    // Had the outer child cloned the init before it died, the init finds
+    // the control socket closed and exits (a zombie until this process
+    // ends: its pid was never told).
+    throw std::runtime_error("the sandbox's outer namespace did not answer");
+  }
+  if (report.step == 0 && report.pid > 0) return report.pid;
+  if (report.pid > 0) give_up(report.pid, errno_text(kOuterSteps[report.step], report.err));
+  throw std::runtime_error(errno_text(kOuterSteps[report.step], report.err));
+}
+
 }  // namespace
 
+// Two user namespaces per sandbox (OwnerWindow says why): the mock clones
+// an outer child into a user namespace of its own and maps the sandbox's
+// ids there; the outer child clones the init, as the mock's child, into an
+// inner user namespace that maps the same ids onto the outer ones, and into
+// the sandbox's other namespaces, which the inner one owns (so sandbox
+// root keeps its capabilities over them: binding port 80, for one).
 LaunchedInit launch_sandbox_init(const SandboxSettings& settings, const SandboxTrees& trees,
                                  const std::string& hostname) {
   const std::string setup = setup_message(settings, hostname);
@@ -366,21 +519,36 @@ LaunchedInit launch_sandbox_init(const SandboxSettings& settings, const SandboxT
   ScopedFd theirs(pair[1]);
   static const char* const kArgv[] = {"lizard-sandbox-init", nullptr};
   static const char* const kEnvp[] = {nullptr};
-  const InitChildPlan child{theirs.get(),
-                            image,
-                            kArgv,
-                            kEnvp,
-                            {trees.workspace.c_str(), trees.tmp.c_str(), trees.home.c_str()}};
-  pid_t pid = -1;
+  InitChildPlan child{theirs.get(),
+                      image,
+                      kArgv,
+                      kEnvp,
+                      {trees.workspace.c_str(), trees.tmp.c_str(), trees.home.c_str()}};
+  // As root, the outer child (uid: the owner, the last id its namespace
+  // maps) takes the owner's gid too: the maker of a user namespace needs a
+  // uid and a gid that its own namespace maps. A user's is 0 there already.
+  const std::uint32_t count = settings.ids.count;
+  if (settings.owner_uid != 0) child.outer_gid = static_cast<long>(count - 1);
+  if (::getrlimit(RLIMIT_NPROC, &child.sandbox_nproc) != 0)
+    throw std::runtime_error(errno_text("read the process limit", errno));
+  child.sandbox_nproc.rlim_cur =
+      OwnerWindow::capped(child.sandbox_nproc, settings.limits.max_processes);
+  const std::string inner_map = "0 0 " + std::to_string(count);
+  std::memcpy(child.uid_map, inner_map.c_str(), inner_map.size() + 1);
+  std::memcpy(child.gid_map, inner_map.c_str(), inner_map.size() + 1);
+  const ChildStack stack;
+  pid_t outer = -1;
   int clone_err = 0;
   {
     const OwnerWindow owner(settings);
-    pid = spawn_init_child(&child);
+    outer = ::clone(outer_entry, stack.top(), CLONE_VM | CLONE_NEWUSER | SIGCHLD, &child);
     clone_err = errno;
   }
   theirs.reset();
-  if (pid < 0) throw std::runtime_error(errno_text("clone into new namespaces", clone_err));
-  write_id_maps(pid, settings.ids);
+  if (outer < 0) throw std::runtime_error(errno_text("clone into new namespaces", clone_err));
+  const OuterChild outer_child(outer);
+  write_id_maps(outer, settings.ids);
+  const pid_t pid = clone_init(mine.get());
   build_sandbox(pid, mine.get(), setup);
   const std::string root_path = "/proc/" + std::to_string(pid) + "/root";
   const int root = ::open(root_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);

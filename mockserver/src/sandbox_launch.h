@@ -1,7 +1,9 @@
 // Starting a sandbox's PID 1: lizard-sandbox-init (mockserver/init/), from
 // the copy embedded in this library, in new user, mount, PID, network, UTS,
-// IPC and cgroup namespaces, with its ID maps written and its setup plan
-// (init_protocol.h) carried out. Used by SandboxRuntime; thread-safe.
+// IPC and cgroup namespaces (the user namespace inside an outer one of its
+// own, for the process limit of all sandboxes: sandbox_launch.cc), with its
+// ID maps written and its setup plan (init_protocol.h) carried out. Used by
+// SandboxRuntime; thread-safe.
 #pragma once
 
 #include <sys/types.h>

@@ -23,13 +23,14 @@ namespace lizard::mock::internal {
 SandboxSettings sandbox_settings_for_this_process(const MockOptions& options) {
   SandboxSettings s;
   s.limits = options.sandbox_limits;
+  if (s.limits.max_processes < 1 || s.limits.max_processes_all_sandboxes < 1)
+    throw std::invalid_argument("the process limits must be at least 1");
   if (::geteuid() == 0) {
-    const std::uint64_t most = 0xfffffffeu - 65536 - SandboxSettings::kOwnerIds + 1;
-    if (options.root_id_base == 0 || options.root_id_base > most)
+    constexpr std::uint32_t kMost = 0xfffffffeu - 65535;
+    if (options.root_id_base == 0 || options.root_id_base > kMost)
       throw std::invalid_argument("root_id_base must be at least 1 and at most " +
-                                  std::to_string(most) +
-                                  " (the sandboxes' ids and their namespaces' owners follow it)");
-    s.owner_id_base = options.root_id_base + 65536;
+                                  std::to_string(kMost) + " (the sandboxes' 65,536 ids follow it)");
+    s.owner_uid = options.root_id_base + 65535;
     s.ids.uid_base = options.root_id_base;
     s.ids.gid_base = options.root_id_base;
     s.ids.count = 65536;

@@ -32,22 +32,18 @@ namespace lizard::mock::internal {
 struct SandboxSettings {
   IdMap ids;
   SandboxLimits limits;
-  // As root: each sandbox's user namespace is made by a host uid of its own,
-  // which the kernel counts all of the sandbox's processes under
-  // (sandbox_launch.cc): owner_id_base + pid * kOwnerSlots + slot, the pid
-  // being this process's (pid_max is at most 2^22), so that two mocks on a
-  // host never share one, and the slot < kOwnerSlots counting this mock's
-  // launches (more live sandboxes than that would share). 0 when not root.
-  std::uint32_t owner_id_base = 0;
-  static constexpr std::uint32_t kOwnerSlots = 512;
-  static constexpr std::uint64_t kOwnerIds = std::uint64_t{kOwnerSlots} << 22;
+  // The host uid that makes every sandbox's outer user namespace
+  // (sandbox_launch.cc): as root the last id of the range (root_id_base +
+  // 65535, which that namespace maps, as it must); 0 when not root (the
+  // mock's own uid makes them).
+  std::uint32_t owner_uid = 0;
 };
 
 // The settings for a mock running as this process's user: a root mock maps
-// sandbox ids 0..65535 to host ids from `root_id_base` and owns each
-// sandbox's user namespace by an id from `root_id_base` + 65536; any other
-// user maps uid 0 (and gid 0) to itself. Throws std::invalid_argument when
-// those ids would include 0 or pass 2^32 - 2.
+// sandbox ids 0..65535 to host ids from `root_id_base` and makes the
+// sandboxes' namespaces as the last of them; any other user maps uid 0 (and
+// gid 0) to itself. Throws std::invalid_argument when those ids would
+// include 0 or pass 2^32 - 2, or a process limit is not positive.
 SandboxSettings sandbox_settings_for_this_process(const MockOptions& options);
 
 // Why sandboxes cannot be isolated here, with the fixes; nullopt when they

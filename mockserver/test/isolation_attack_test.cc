@@ -116,23 +116,47 @@ TEST_F(IsolationAttack, TheFilterRefusesIoUring) {
       << r.body;
 }
 
+// The "Uid:" line of /proc/PID/status (real, effective, saved, file-system)
+// of the host process whose command line holds `needle`; empty if none.
+std::string host_uids_of(const std::string& needle) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmdline(e.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(needle) == std::string::npos) continue;
+    std::ifstream status(e.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("Uid:", 0) == 0) return line.substr(4);
+    }
+  }
+  return {};
+}
+
 TEST_F(IsolationAttack, SandboxRootIsNeverHostRoot) {
   const std::string id = create();
-  auto r = sh(id, "id -u; cat /proc/self/uid_map; touch /workspace/mine");
+  const std::string marker = std::to_string(600000 + std::random_device{}() % 99999);
+  auto r = sh(id, "id -u; touch /workspace/mine; sleep " + marker + " >/dev/null 2>&1 &");
   ASSERT_EQ(r.exit_code, 0) << r.body;
-  EXPECT_EQ(r.out.substr(0, 2), "0\n");
-  // uid 0 inside is mapped to a host uid that is not 0.
-  std::istringstream map(r.out.substr(2));
-  unsigned long inside = 1, outside = 0, count = 0;
-  ASSERT_TRUE(map >> inside >> outside >> count) << r.out;
-  EXPECT_EQ(inside, 0u);
-  EXPECT_NE(outside, 0u);
+  EXPECT_EQ(r.out, "0\n");
+  // uid 0 inside is, on the host, the first id of the root mock's range (a
+  // user's mock: that user), for the process and for the files it makes.
+  const unsigned long expected = ::geteuid() == 0 ? MockOptions{}.root_id_base : ::geteuid();
+  const std::string e = std::to_string(expected);
+  std::string uids;
+  ASSERT_TRUE(eventually([&] { return !(uids = host_uids_of("sleep " + marker)).empty(); }));
+  std::istringstream in(uids);
+  unsigned long real = 0, effective = 0, saved = 0, fs = 0;
+  ASSERT_TRUE(in >> real >> effective >> saved >> fs) << uids;
+  EXPECT_EQ(std::vector<unsigned long>({real, effective, saved, fs}),
+            std::vector<unsigned long>(4, expected))
+      << uids;
   struct stat st {};
   ASSERT_EQ(::stat((server_->workspace_dir(id) + "/mine").c_str(), &st), 0);
   EXPECT_NE(st.st_uid, 0u) << "a file made by sandbox root belongs to host root";
-  if (::geteuid() != 0) {
-    EXPECT_EQ(st.st_uid, ::geteuid());
-  }
+  EXPECT_EQ(st.st_uid, expected);
+  EXPECT_EQ(sh(id, "pkill sleep; echo $?").out, "0\n");
 }
 
 TEST_F(IsolationAttack, AnotherSandboxIsOutOfReach) {
@@ -300,6 +324,60 @@ TEST_F(IsolationLimits, TheProcessLimitHoldsForTheSandboxNotPerUser) {
   if (::geteuid() == 0) {
     EXPECT_GT(sleeps, 0) << r.body;
   }
+}
+
+// A root mock whose sandboxes may hold 40 processes each and 60 together
+// (ids of its own, so that no other root mock's sandboxes count).
+class IsolationLimitsAcrossSandboxes : public MockFixture {
+ protected:
+  IsolationLimitsAcrossSandboxes()
+      : MockFixture(
+            MockOptions{.sandbox_limits = {.max_processes = 40, .max_processes_all_sandboxes = 60},
+                        .root_id_base = 1300000000}) {}
+
+  // Starts up to `n` sleeps in the sandbox (a shell that cannot fork gives
+  // up), leaves them running, and answers how many run: counted with
+  // builtins (nothing may fork at the limit) until there are `n` or the
+  // count stayed the same for 1,000 passes (a child just forked is "sh"
+  // until its exec).
+  int start_sleeps(const std::string& id, int n) {
+    const std::string want = std::to_string(n);
+    auto r = sh(id, "sh -c 'i=0; while [ $i -lt " + want +
+                        " ]; do sleep 600 >/dev/null 2>&1 & i=$((i+1)); done' 2>/dev/null; "
+                        "n=-1; k=0; while [ $k -lt 1000 ]; do m=0; for p in /proc/[0-9]*; do "
+                        "read c < $p/comm 2>/dev/null && [ \"$c\" = sleep ] && m=$((m+1)); done; "
+                        "[ $m -ge " +
+                        want +
+                        " ] && break; "
+                        "[ $m -eq $n ] && k=$((k+1)) || k=0; n=$m; done; echo $m");
+    std::istringstream in(r.out);
+    int sleeps = -1;
+    in >> sleeps;
+    EXPECT_GE(sleeps, 0) << r.body;
+    return sleeps;
+  }
+};
+
+TEST_F(IsolationLimitsAcrossSandboxes, SandboxesTogetherStayUnderTheLimitForAll) {
+  // Eight sandboxes each at their own limit would still use up a host's
+  // PIDs: the kernel counts all sandboxes' processes together too (under
+  // the uid that makes their outer namespaces). Sandbox a takes 30 of the
+  // 60; b then gets the rest (fewer than 30: its init and shells count);
+  // when a's sleeps end, b has room for 30.
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "a user's mock counts the user's own processes in that limit too";
+  const std::string a = create(), b = create();
+  EXPECT_EQ(start_sleeps(a, 30), 30);
+  const int b_first = start_sleeps(b, 30);
+  EXPECT_GT(b_first, 0);
+  EXPECT_LT(b_first, 30);
+  EXPECT_LE(30 + b_first, 60 - 4) << "the inits and the shells count too";
+  EXPECT_EQ(sh(a, "kill -9 -1; echo killed").out, "killed\n");
+  ASSERT_TRUE(eventually([&] { return sh(a, "pgrep -c sleep").out == "0\n"; }));
+  EXPECT_EQ(sh(b, "kill -9 -1; echo killed").out, "killed\n");
+  ASSERT_TRUE(eventually([&] { return sh(b, "pgrep -c sleep").out == "0\n"; }));
+  EXPECT_EQ(start_sleeps(b, 30), 30);
+  sh(b, "kill -9 -1");
 }
 
 TEST_F(IsolationAttack, TreesDeeperThanTheDescriptorLimitAreRemovedWhole) {

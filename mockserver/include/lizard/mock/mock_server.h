@@ -47,6 +47,11 @@ struct SandboxLimits {
   long long max_processes = 4096;        // RLIMIT_NPROC, for all uids of the sandbox together
   long long max_open_files = 8192;       // RLIMIT_NOFILE, per process
   long long max_file_bytes = 4LL << 30;  // RLIMIT_FSIZE, per file
+  // Processes of all sandboxes together, so that several fork bombs at once
+  // cannot use up the host's PIDs (keep it under the host's pid_max). A root
+  // mock counts the sandboxes of every root mock with the same root_id_base;
+  // a user's mock counts all of that user's processes, its own included.
+  long long max_processes_all_sandboxes = 16384;
 };
 
 struct MockOptions {
@@ -74,9 +79,9 @@ struct MockOptions {
   std::string control_key;
   SandboxLimits sandbox_limits;
   // When the mock runs as root: the host ids that sandbox ids 0..65535 map to
-  // start here (never 0, at most 2147418111); the next 2^31 ids own the
-  // sandboxes' user namespaces (one each, for the process limit). Ignored otherwise (a user's
-  // mock maps uid 0 to itself).
+  // start here (never 0, at most 4294901759); the last of them also makes
+  // the sandboxes' namespaces (for the process limits). Ignored otherwise (a
+  // user's mock maps uid 0 to itself).
   std::uint32_t root_id_base = 1000000000;
   // The request journal keeps at most this many entries and this many body
   // bytes in all (the oldest go first); each body is cut at 1 MiB.
