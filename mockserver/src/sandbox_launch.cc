@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -57,10 +59,14 @@ std::string errno_text(const std::string& what, int err) {
 // before the clone, no allocation, no lock. Another thread may have held any
 // lock (the C library's, the allocator's, a sanitizer runtime's) at the
 // moment of the clone, and its owner does not exist in the child. The outer
-// child even shares this process's memory (CLONE_VM): it writes only to its
-// own stack, and to errno, which is the launching thread's, blocked in
-// poll(2) meanwhile. These functions are not instrumented
-// (LIZARD_CHILD_CODE) and call nothing but each other.
+// child even shares this process's memory (CLONE_VM) and thread-local
+// storage: it writes to its own stack, to one field of its plan (the init's
+// pid, read once it is reaped), and to errno, which is the launching
+// thread's (a failure it reports might name an errno of that thread's
+// instead). Both children start with every signal blocked, so that no
+// handler of the mock runs in them; the init unblocks what the launching
+// thread had unblocked as it executes. These functions are not
+// instrumented (LIZARD_CHILD_CODE) and call nothing but each other.
 #if defined(__clang__) || defined(__GNUC__)
 #define LIZARD_CHILD_CODE __attribute__((no_sanitize("thread", "address", "undefined"), noinline))
 #else
@@ -83,6 +89,11 @@ struct InitChildPlan {
   rlimit sandbox_nproc{};
   char uid_map[32] = {};
   char gid_map[32] = {};
+  // The launching thread's signal mask, for the init's exec.
+  sigset_t signal_mask{};
+  // Where the outer child puts the init's pid as soon as it is cloned (in
+  // this process's memory): the mock reaps an init whose report never came.
+  pid_t* cloned = nullptr;
 };
 
 // The outer child's one message: the init's host pid, or the step that
@@ -154,6 +165,7 @@ constexpr const char* kOuterSteps[] = {
   (void)::syscall(SYS_setgroups, 0, nullptr);  // refused (and moot) with setgroups "deny"
   if (::syscall(SYS_setresgid, 0, 0, 0) != 0 || ::syscall(SYS_setresuid, 0, 0, 0) != 0)
     child_fail("become root of the sandbox's user namespace");
+  (void)::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &p->signal_mask, nullptr, _NSIG / 8);
   ::syscall(SYS_execveat, 4, "", p->argv, p->envp, AT_EMPTY_PATH);
   child_fail("execute the sandbox init");
 }
@@ -222,6 +234,7 @@ LIZARD_CHILD_CODE bool write_proc_file(long pid, const char* leaf, const char* t
       ::syscall(SYS_clone, kNamespaces | CLONE_PARENT, nullptr, nullptr, nullptr, nullptr);
   if (pid == 0) init_child(p);
   if (pid < 0) outer_finish(&report, 4);
+  *p->cloned = static_cast<pid_t>(pid);
   report.pid = static_cast<std::int32_t>(pid);
   if (!write_proc_file(pid, "uid_map", p->uid_map)) outer_finish(&report, 5);
   if (!write_proc_file(pid, "gid_map", p->gid_map)) outer_finish(&report, 6);
@@ -264,7 +277,16 @@ class ChildStack {
 //     whatever their uid inside, count against max_processes together;
 //   - the outer namespace (one per sandbox) is made by the owner, one host
 //     uid for every sandbox, with max_processes_all_sandboxes: all
-//     sandboxes' processes count against that together.
+//     sandboxes' processes count against that together. As root the owner
+//     is root_id_base + 65536, which the outer namespace maps (as its maker
+//     needs) as id 65536, outside the ids the sandbox has: no sandbox
+//     process or file ever has it. A root whose own user namespace lacks
+//     that id (a container's) takes the last id of the sandbox's range
+//     instead.
+// The kernel counts other things per user the same way (inotify instances
+// and watches, user namespaces, pending signals, message queue bytes,
+// locked memory): the host's per-user maxima hold for all sandboxes
+// together too (docs/mockserver.md, "Limits").
 // Made by root, a namespace would have no limit at that level: sandbox
 // root could fork max_processes processes under each of 65,536 uids
 // (setpriv, su), or many sandboxes their limit each, and use up the host's
@@ -297,9 +319,17 @@ class OwnerWindow {
     __user_cap_data_struct caps[2]{};
     if (::syscall(SYS_capget, &head, caps) != 0) fail("read the capabilities");
     old_fsuid_ = ::syscall(SYS_setfsuid, -1L);  // -1 changes nothing and answers it
-    const auto uid = static_cast<long>(settings.owner_uid);
-    if (::syscall(SYS_setresuid, uid, uid, -1L) != 0) fail("take the sandboxes' owner id");
+    static std::atomic<bool> without_extra_id{false};
+    const auto extra = static_cast<long>(settings.owner_uid);
+    const long last = extra - 1;
+    const long uid = without_extra_id ? last : extra;
+    if (::syscall(SYS_setresuid, uid, uid, -1L) != 0) {
+      if (errno != EINVAL || uid == last || ::syscall(SYS_setresuid, last, last, -1L) != 0)
+        fail("take the sandboxes' owner id");
+      without_extra_id = true;
+    }
     uid_set_ = true;
+    extra_id_ = !without_extra_id;
     (void)::syscall(SYS_setfsuid, 0L);
     for (auto& c : caps) c.effective = c.permitted;
     head = {_LINUX_CAPABILITY_VERSION_3, 0};
@@ -310,10 +340,13 @@ class OwnerWindow {
   OwnerWindow(const OwnerWindow&) = delete;
   OwnerWindow& operator=(const OwnerWindow&) = delete;
 
-  // `want` as a soft limit under `limit`'s hard one.
+  // As root: whether the owner is the id past the sandbox's range (else
+  // the last of it), which the outer namespace's maps must add.
+  bool extra_id() const { return extra_id_; }
+
+  // `want` as a soft limit, never above `limit`'s soft one.
   static rlim_t capped(const rlimit& limit, long long want) {
-    const auto cap = static_cast<rlim_t>(want);
-    return limit.rlim_max == RLIM_INFINITY || cap < limit.rlim_max ? cap : limit.rlim_max;
+    return std::min(limit.rlim_cur, static_cast<rlim_t>(want));
   }
 
  private:
@@ -338,6 +371,25 @@ class OwnerWindow {
   long old_fsuid_ = 0;
   bool limit_set_ = false;
   bool uid_set_ = false;
+  bool extra_id_ = false;
+};
+
+// Blocks every signal of the calling thread while alive (the clone
+// children inherit that mask), and says what the mask was.
+class SignalsBlocked {
+ public:
+  SignalsBlocked() {
+    sigset_t all;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old_);
+  }
+  ~SignalsBlocked() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  SignalsBlocked(const SignalsBlocked&) = delete;
+  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
+  const sigset_t& old() const { return old_; }
+
+ private:
+  sigset_t old_{};
 };
 
 // The init program as a memory file, written once per process and sealed.
@@ -431,16 +483,38 @@ std::string setup_message(const SandboxSettings& settings, const std::string& ho
 
 // The outer namespace's ID maps: sandbox root is the mock's own user, or
 // (as root) an unprivileged range. Throws naming what failed.
-void write_id_maps(pid_t pid, const IdMap& ids) {
+// With `extra_id`, the id past the range too (the owner's, root's only).
+void write_id_maps(pid_t pid, const IdMap& ids, bool extra_id) {
   const std::string proc = "/proc/" + std::to_string(pid);
   if (ids.count == 1 && !write_file_text(proc + "/setgroups", "deny"))
     throw std::runtime_error(errno_text("write setgroups", errno));
-  if (!write_file_text(proc + "/uid_map",
-                       "0 " + std::to_string(ids.uid_base) + " " + std::to_string(ids.count)))
+  const auto map = [&](std::uint32_t base) {
+    std::string text = "0 " + std::to_string(base) + " " + std::to_string(ids.count);
+    if (extra_id)
+      text += "\n" + std::to_string(ids.count) + " " + std::to_string(base + ids.count) + " 1";
+    return text;
+  };
+  if (!write_file_text(proc + "/uid_map", map(ids.uid_base)))
     throw std::runtime_error(errno_text("write the uid map", errno));
-  if (!write_file_text(proc + "/gid_map",
-                       "0 " + std::to_string(ids.gid_base) + " " + std::to_string(ids.count)))
+  if (!write_file_text(proc + "/gid_map", map(ids.gid_base)))
     throw std::runtime_error(errno_text("write the gid map", errno));
+}
+
+// One message from `control` within kSetupTimeout; -1 when none came.
+ssize_t receive(int control, void* into, std::size_t size) {
+  const auto deadline = std::chrono::steady_clock::now() + kSetupTimeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() < 0) return -1;
+    pollfd p{control, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return -1;
+    const ssize_t n = ::recv(control, into, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    return n;
+  }
 }
 
 // Sends "go" and the plan, then waits for "ready" (or the init's sentence).
@@ -449,48 +523,47 @@ void build_sandbox(pid_t pid, int control, const std::string& setup) {
       ::send(control, setup.data(), setup.size(), MSG_NOSIGNAL) !=
           static_cast<ssize_t>(setup.size()))
     give_up(pid, errno_text("send the sandbox plan", errno));
-  pollfd p{control, POLLIN, 0};
-  const int ready = ::poll(&p, 1, static_cast<int>(kSetupTimeout.count() * 1000));
   std::string answer(4096, '\0');
-  const ssize_t n = ready > 0 ? ::recv(control, answer.data(), answer.size(), 0) : -1;
+  const ssize_t n = receive(control, answer.data(), answer.size());
   if (n <= 0) give_up(pid, "the sandbox init did not answer");
   answer.resize(static_cast<std::size_t>(n));
   if (answer[0] != proto::kReady) give_up(pid, "sandbox setup failed: " + answer.substr(1));
 }
 
-// The outer child, killed (it exits after its report anyway) and reaped
-// when the launch is over: its exit, the teardown of its copy of this
-// process's memory, is not waited for before the init may go on.
+// The outer child: killed (it exits after its report anyway) and reaped
+// when the launch is over, or sooner with reap().
 class OuterChild {
  public:
   explicit OuterChild(pid_t pid) : pid_(pid) {}
-  ~OuterChild() {
+  ~OuterChild() { reap(); }
+  OuterChild(const OuterChild&) = delete;
+  OuterChild& operator=(const OuterChild&) = delete;
+  void reap() {
+    if (pid_ < 0) return;
     ::kill(pid_, SIGKILL);
     while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
+    pid_ = -1;
   }
-  OuterChild(const OuterChild&) = delete;
-  OuterChild& operator=(const OuterChild&) = delete;
-  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_;
 };
 
 // Lets the outer child go and takes its report; returns the init's pid.
-// Throws (the init killed and reaped) when it failed.
-pid_t clone_init(int control) {
+// Throws (the init, if cloned, killed and reaped) when it failed. `cloned`
+// is where the outer child put the init's pid.
+pid_t clone_init(OuterChild& outer, int control, const pid_t& cloned) {
   if (::send(control, &proto::kGo, 1, MSG_NOSIGNAL) != 1)
     throw std::runtime_error(errno_text("start the sandbox's outer namespace", errno));
   OuterReport report;
-  pollfd p{control, POLLIN, 0};
-  const int ready = ::poll(&p, 1, static_cast<int>(kSetupTimeout.count() * 1000));
-  const ssize_t n = ready > 0 ? ::recv(control, &report, sizeof report, 0) : -1;
+  const ssize_t n = receive(control, &report, sizeof report);
   if (n != static_cast<ssize_t>(sizeof report) || report.tag != 'C' || report.step < 0 ||
       report.step >= static_cast<std::int32_t>(std::size(kOuterSteps))) {
-    // Had the outer child cloned the init before it died, the init finds
-    // the control socket closed and exits (a zombie until this process
-    // ends: its pid was never told).
+    // Dead or stuck: once it is reaped, `cloned` says whether an init
+    // exists (it is this process's child).
+    outer.reap();
+    if (cloned > 0) give_up(cloned, "the sandbox's outer namespace did not answer");
     throw std::runtime_error("the sandbox's outer namespace did not answer");
   }
   if (report.step == 0 && report.pid > 0) return report.pid;
@@ -524,11 +597,7 @@ LaunchedInit launch_sandbox_init(const SandboxSettings& settings, const SandboxT
                       kArgv,
                       kEnvp,
                       {trees.workspace.c_str(), trees.tmp.c_str(), trees.home.c_str()}};
-  // As root, the outer child (uid: the owner, the last id its namespace
-  // maps) takes the owner's gid too: the maker of a user namespace needs a
-  // uid and a gid that its own namespace maps. A user's is 0 there already.
   const std::uint32_t count = settings.ids.count;
-  if (settings.owner_uid != 0) child.outer_gid = static_cast<long>(count - 1);
   if (::getrlimit(RLIMIT_NPROC, &child.sandbox_nproc) != 0)
     throw std::runtime_error(errno_text("read the process limit", errno));
   child.sandbox_nproc.rlim_cur =
@@ -536,19 +605,29 @@ LaunchedInit launch_sandbox_init(const SandboxSettings& settings, const SandboxT
   const std::string inner_map = "0 0 " + std::to_string(count);
   std::memcpy(child.uid_map, inner_map.c_str(), inner_map.size() + 1);
   std::memcpy(child.gid_map, inner_map.c_str(), inner_map.size() + 1);
+  pid_t cloned = -1;
+  child.cloned = &cloned;
   const ChildStack stack;
   pid_t outer = -1;
   int clone_err = 0;
+  bool extra_id = false;
   {
     const OwnerWindow owner(settings);
+    // As root, the outer child (uid: the owner) takes the owner's gid too:
+    // the maker of a user namespace needs a uid and a gid that its own
+    // namespace maps. A user's is 0 there already.
+    extra_id = owner.extra_id();
+    if (settings.owner_uid != 0) child.outer_gid = static_cast<long>(extra_id ? count : count - 1);
+    const SignalsBlocked blocked;
+    child.signal_mask = blocked.old();
     outer = ::clone(outer_entry, stack.top(), CLONE_VM | CLONE_NEWUSER | SIGCHLD, &child);
     clone_err = errno;
   }
   theirs.reset();
   if (outer < 0) throw std::runtime_error(errno_text("clone into new namespaces", clone_err));
-  const OuterChild outer_child(outer);
-  write_id_maps(outer, settings.ids);
-  const pid_t pid = clone_init(mine.get());
+  OuterChild outer_child(outer);
+  write_id_maps(outer, settings.ids, extra_id);
+  const pid_t pid = clone_init(outer_child, mine.get(), cloned);
   build_sandbox(pid, mine.get(), setup);
   const std::string root_path = "/proc/" + std::to_string(pid) + "/root";
   const int root = ::open(root_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);

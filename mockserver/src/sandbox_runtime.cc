@@ -26,11 +26,12 @@ SandboxSettings sandbox_settings_for_this_process(const MockOptions& options) {
   if (s.limits.max_processes < 1 || s.limits.max_processes_all_sandboxes < 1)
     throw std::invalid_argument("the process limits must be at least 1");
   if (::geteuid() == 0) {
-    constexpr std::uint32_t kMost = 0xfffffffeu - 65535;
+    constexpr std::uint32_t kMost = 0xfffffffeu - 65536;
     if (options.root_id_base == 0 || options.root_id_base > kMost)
       throw std::invalid_argument("root_id_base must be at least 1 and at most " +
-                                  std::to_string(kMost) + " (the sandboxes' 65,536 ids follow it)");
-    s.owner_uid = options.root_id_base + 65535;
+                                  std::to_string(kMost) +
+                                  " (the sandboxes' 65,536 ids and their owner's follow it)");
+    s.owner_uid = options.root_id_base + 65536;
     s.ids.uid_base = options.root_id_base;
     s.ids.gid_base = options.root_id_base;
     s.ids.count = 65536;

@@ -33,9 +33,9 @@ struct SandboxSettings {
   IdMap ids;
   SandboxLimits limits;
   // The host uid that makes every sandbox's outer user namespace
-  // (sandbox_launch.cc): as root the last id of the range (root_id_base +
-  // 65535, which that namespace maps, as it must); 0 when not root (the
-  // mock's own uid makes them).
+  // (sandbox_launch.cc): as root the id past the sandboxes' range
+  // (root_id_base + 65536; the last of the range where that id does not
+  // exist); 0 when not root (the mock's own uid makes them).
   std::uint32_t owner_uid = 0;
 };
 

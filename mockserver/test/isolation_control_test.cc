@@ -221,7 +221,7 @@ TEST(MockServerLifecycle, DestructorKillsAndRemovesState) {
 
 TEST(MockServerLifecycle, ARootMockRefusesHostIdsThatWouldWrapOrIncludeRoot) {
   if (::geteuid() != 0) GTEST_SKIP() << "root_id_base is a root mock's setting";
-  for (const std::uint32_t base : {0u, 4294901760u, 4294967295u}) {
+  for (const std::uint32_t base : {0u, 4294901759u, 4294967295u}) {
     EXPECT_THROW(MockServer(MockOptions{.root_id_base = base}), std::invalid_argument) << base;
   }
 }

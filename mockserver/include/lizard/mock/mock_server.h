@@ -79,8 +79,8 @@ struct MockOptions {
   std::string control_key;
   SandboxLimits sandbox_limits;
   // When the mock runs as root: the host ids that sandbox ids 0..65535 map to
-  // start here (never 0, at most 4294901759); the last of them also makes
-  // the sandboxes' namespaces (for the process limits). Ignored otherwise (a
+  // start here (never 0, at most 4294901758); the id after them makes the
+  // sandboxes' namespaces (for the process limits). Ignored otherwise (a
   // user's mock maps uid 0 to itself).
   std::uint32_t root_id_base = 1000000000;
   // The request journal keeps at most this many entries and this many body
