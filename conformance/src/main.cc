@@ -73,6 +73,10 @@ std::unique_ptr<BackendFactory> make_command_factory(const CliOptions& o) {
     options.adapter.answer_deadline =
         std::chrono::milliseconds(static_cast<long long>(o.answer_deadline * 1000));
   }
+  if (o.start_deadline > 0) {
+    options.adapter.start_deadline =
+        std::chrono::milliseconds(static_cast<long long>(o.start_deadline * 1000));
+  }
 #ifdef LIZARD_CONFORMANCE_HAVE_LIZARD
   options.platforms["lizard"] =
       lizard::conformance::make_mock_platform_provider(mock_options(o.era));
@@ -84,9 +88,11 @@ std::unique_ptr<BackendFactory> make_command_factory(const CliOptions& o) {
 #endif
 
 std::unique_ptr<BackendFactory> make_factory(const CliOptions& o) {
-  if (o.backend != "command" && (!o.command.empty() || o.check_protocol || o.answer_deadline > 0)) {
+  if (o.backend != "command" &&
+      (!o.command.empty() || o.check_protocol || o.answer_deadline > 0 || o.start_deadline > 0)) {
     throw UsageError(
-        "'-- PROGRAM', --check-protocol and --answer-deadline apply to --backend command");
+        "'-- PROGRAM', --check-protocol, --answer-deadline and --start-deadline apply to "
+        "--backend command");
   }
   if (o.live && o.backend != "lizard") throw UsageError("--live applies to --backend lizard only");
   if (!o.era.empty() && o.backend == "local") {

@@ -64,6 +64,10 @@ void add_backend_options(CLI::App& app, CliOptions& o) {
   app.add_option("--answer-deadline", o.answer_deadline,
                  "with --backend command: an adapter silent this many seconds is hung (20)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--start-deadline", o.start_deadline,
+                 "with --backend command: an adapter that has not answered initialize this many\n"
+                 "seconds after its start is hung (60)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-sandboxes", o.max_sandboxes,
                  "with --live: create at most N sandboxes (the preflight's included); the rules\n"
                  "left then FAIL with 'budget reached'")

@@ -18,6 +18,7 @@ struct CliOptions {
   bool empty_command = false;        // "--" with nothing after it
   bool check_protocol = false;
   double answer_deadline = 0;  // 0: the default
+  double start_deadline = 0;   // 0: the default
   // What to do instead of a run.
   bool list_rules = false;
   bool mutation_report = false;

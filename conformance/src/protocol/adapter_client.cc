@@ -307,8 +307,8 @@ AdapterClient::~AdapterClient() { shutdown(); }
 
 std::shared_ptr<AdapterClient> AdapterClient::start(AdapterOptions options) {
   const std::string rule = options.rule;
-  const auto deadline = options.answer_deadline;
   auto connection = std::make_shared<Connection>(std::move(options));
+  const auto deadline = connection->deadline();
   try {
     Reply r = connection->call(
         "initialize",
@@ -324,6 +324,7 @@ std::shared_ptr<AdapterClient> AdapterClient::start(AdapterOptions options) {
         },
         {}, deadline);
     AdapterInfo info = parse_info(*connection, *r.result);
+    connection->mark_started();
     return std::shared_ptr<AdapterClient>(new AdapterClient(connection, std::move(info)));
   } catch (const ProtocolError&) {
     connection->shutdown();

@@ -90,6 +90,15 @@ class Connection {
 
   void shutdown();
   void kill_now();
+  // initialize was answered: from now on answer_deadline, not
+  // start_deadline, tells a hung adapter.
+  void mark_started() { started_ = true; }
+  // The deadline in force: start_deadline (or answer_deadline if longer)
+  // until mark_started(), answer_deadline after.
+  std::chrono::milliseconds deadline() const {
+    return started_ ? options_.answer_deadline
+                    : std::max(options_.answer_deadline, options_.start_deadline);
+  }
 
  private:
   struct Pending {
@@ -136,6 +145,7 @@ class Connection {
   bool exited_ = false;
   int exit_status_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> started_{false};
   bool shut_down_ = false;
 
   std::mutex write_mutex_;

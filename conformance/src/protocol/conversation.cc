@@ -82,18 +82,18 @@ void Connection::monitor() {
         waiting = waiting || now - p->sent >= interval;
       }
     }
-    if (ping_sent && now - *ping_sent > options_.answer_deadline) {
+    const auto limit = deadline();
+    if (ping_sent && now - *ping_sent > limit) {
       lock.unlock();
-      fault("answered no $/ping for " + seconds_text(options_.answer_deadline) + " while " +
+      fault("answered no $/ping for " + seconds_text(limit) + " while " +
                 std::to_string(in_flight) + " request(s) were in flight (hung)",
             true);
       return;
     }
     const auto started = Clock::time_point(Clock::duration(write_started_.load()));
-    if (writing_ && now - started > options_.answer_deadline) {
+    if (writing_ && now - started > limit) {
       lock.unlock();
-      fault("read none of its input for " + seconds_text(options_.answer_deadline) + " (hung)",
-            true);
+      fault("read none of its input for " + seconds_text(limit) + " (hung)", true);
       return;
     }
     if (waiting && !ping_sent && now - last_ping >= interval) {

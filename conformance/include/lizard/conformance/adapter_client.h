@@ -61,8 +61,11 @@ struct AdapterOptions {
   std::string rule;
   // While requests are in flight the client sends $/ping; an adapter that
   // answers none for this long is hung: it is killed and the calls fail.
-  // initialize must be answered within this long too.
   std::chrono::milliseconds answer_deadline{std::chrono::seconds(20)};
+  // Until it has answered initialize, the adapter is starting (a runtime
+  // that loads slowly on a busy machine): initialize must be answered, and
+  // a $/ping meanwhile, within this long (or answer_deadline if longer).
+  std::chrono::milliseconds start_deadline{std::chrono::seconds(60)};
   // After shutdown() closes the adapter's stdin: how long it has to exit
   // before SIGTERM (and 2 s later SIGKILL) to its process group.
   std::chrono::milliseconds exit_grace{std::chrono::seconds(5)};

@@ -14,6 +14,8 @@ breaks the protocol the way MODE says, at the first backend/new (or run):
   exit-mid-run  exits (status 0) with the first request after backend/new in flight
   version       answers initialize with protocol version 2
   mute          never answers initialize
+  slow-start    reads nothing for 3 s after it starts, then behaves (answers
+                initialize and pings; backend/new is "not in this adapter")
 """
 import json
 import os
@@ -68,6 +70,9 @@ def break_protocol(request):
 
 
 def main():
+    if MODE == "slow-start":
+        log("starting slowly on purpose")
+        time.sleep(3)
     for line in sys.stdin:
         request = json.loads(line)
         method = request.get("method")
@@ -84,7 +89,7 @@ def main():
             })
         elif method == "$/ping":
             answer(request, None)
-        elif method == "backend/new":
+        elif method == "backend/new" and MODE != "slow-start":
             if MODE == "exit-mid-run":
                 answer(request, {"backend": 1, "working_dir": "/tmp"})
             else:

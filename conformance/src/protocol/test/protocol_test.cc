@@ -143,9 +143,11 @@ TEST(AdapterClient, ConcurrentRequestsAreAnsweredOutOfOrder) {
 AdapterOptions bad_adapter(const std::string& mode) {
   AdapterOptions options;
   options.argv = {"python3", LIZARD_BAD_ADAPTER_PATH, mode};
-  // Short, so a hung adapter is found soon, yet long enough for python3 to
-  // start and answer initialize on a loaded machine (2 s was not, at ctest -j6).
+  // Short, so a hung adapter is found soon. Starting is apart: python3 took
+  // 5 to 10 s to start and answer initialize at ctest -j6 on a 2-CPU machine
+  // (its start costs 0.3 s of CPU there, and the load was 15 to 30).
   options.answer_deadline = std::chrono::seconds(5);
+  options.start_deadline = std::chrono::seconds(90);
   options.exit_grace = std::chrono::seconds(1);
   return options;
 }
@@ -166,9 +168,27 @@ TEST(AdapterClient, AnotherProtocolVersionIsAClearError) {
 }
 
 TEST(AdapterClient, AnAdapterThatNeverAnswersInitializeFails) {
-  const std::string why = start_error(bad_adapter("mute"));
-  EXPECT_NE(why.find("did not answer initialize within 5 s"), std::string::npos) << why;
+  // It says so on stderr once it has read initialize: given time to start.
+  AdapterOptions options = bad_adapter("mute");
+  options.start_deadline = std::chrono::seconds(20);
+  const std::string why = start_error(options);
+  EXPECT_NE(why.find("did not answer initialize within 20 s"), std::string::npos) << why;
   EXPECT_NE(why.find("bad_adapter: not answering initialize"), std::string::npos) << why;
+}
+
+TEST(AdapterClient, AnAdapterSlowToStartHasTheStartDeadlineNotTheAnswerDeadline) {
+  // Silent for its first 3 s (no answer to initialize or to a $/ping), then
+  // well: not hung at an answer deadline of 1 s. Once started, that deadline
+  // holds again.
+  AdapterOptions options = bad_adapter("slow-start");
+  options.answer_deadline = std::chrono::seconds(1);
+  options.start_deadline = std::chrono::seconds(90);
+  const auto client = AdapterClient::start(options);
+  EXPECT_EQ(client->info().name, "bad adapter (slow-start)");
+  EXPECT_EQ(client->fault(), "");
+  options.start_deadline = std::chrono::seconds(1);
+  const std::string why = start_error(options);
+  EXPECT_NE(why.find("did not answer initialize within 1 s"), std::string::npos) << why;
 }
 
 TEST(AdapterClient, AMissingProgramCannotStart) {
