@@ -91,6 +91,9 @@ struct InitChildPlan {
   char gid_map[32] = {};
   // The launching thread's signal mask, for the init's exec.
   sigset_t signal_mask{};
+  // As root: the init must drop the supplementary groups it got from the
+  // mock (host root's); a user's mock cannot (setgroups is "deny").
+  bool drop_groups = false;
   // Where the outer child puts the init's pid as soon as it is cloned (in
   // this process's memory): the mock reaps an init whose report never came.
   pid_t* cloned = nullptr;
@@ -162,7 +165,8 @@ constexpr const char* kOuterSteps[] = {
   // Become the namespace's root: the clone kept the mock's host ids, which
   // the map does not contain (and exec would drop every capability of an
   // unmapped user).
-  (void)::syscall(SYS_setgroups, 0, nullptr);  // refused (and moot) with setgroups "deny"
+  if (::syscall(SYS_setgroups, 0, nullptr) != 0 && p->drop_groups)
+    child_fail("drop the supplementary groups");
   if (::syscall(SYS_setresgid, 0, 0, 0) != 0 || ::syscall(SYS_setresuid, 0, 0, 0) != 0)
     child_fail("become root of the sandbox's user namespace");
   (void)::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &p->signal_mask, nullptr, _NSIG / 8);
@@ -598,6 +602,7 @@ LaunchedInit launch_sandbox_init(const SandboxSettings& settings, const SandboxT
                       kEnvp,
                       {trees.workspace.c_str(), trees.tmp.c_str(), trees.home.c_str()}};
   const std::uint32_t count = settings.ids.count;
+  child.drop_groups = count > 1;
   if (::getrlimit(RLIMIT_NPROC, &child.sandbox_nproc) != 0)
     throw std::runtime_error(errno_text("read the process limit", errno));
   child.sandbox_nproc.rlim_cur =

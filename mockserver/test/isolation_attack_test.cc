@@ -6,6 +6,7 @@
 // These run as whatever user runs the tests: as root (sandbox root maps to
 // an unprivileged host range) and, through the `isolation-unprivileged`
 // ctest, as nobody (sandbox root maps to that user).
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -135,11 +136,31 @@ std::string host_uids_of(const std::string& needle) {
 }
 
 TEST_F(IsolationAttack, SandboxRootIsNeverHostRoot) {
+  // A root mock whose process has supplementary groups (host group 0, say)
+  // gives none of them to the sandbox: the launch is made with two, and
+  // they are the test process's own again after it.
+  std::vector<gid_t> groups(static_cast<std::size_t>(std::max(::getgroups(0, nullptr), 0)));
+  groups.resize(static_cast<std::size_t>(
+      std::max(::getgroups(static_cast<int>(groups.size()), groups.data()), 0)));
+  const gid_t extra[] = {0, 4242};
+  const bool root = ::geteuid() == 0;
+  if (root) {
+    ASSERT_EQ(::setgroups(2, extra), 0);
+  }
   const std::string id = create();
+  if (root) {
+    ASSERT_EQ(::setgroups(groups.size(), groups.data()), 0);
+  }
   const std::string marker = std::to_string(600000 + std::random_device{}() % 99999);
-  auto r = sh(id, "id -u; touch /workspace/mine; sleep " + marker + " >/dev/null 2>&1 &");
+  auto r = sh(id, "id -u; id -G; touch /workspace/mine; sleep " + marker + " >/dev/null 2>&1 &");
   ASSERT_EQ(r.exit_code, 0) << r.body;
-  EXPECT_EQ(r.out, "0\n");
+  // Host groups would show as 65534, the unmapped id. A user's mock cannot
+  // drop the user's own groups (setgroups is "deny" there).
+  if (root) {
+    EXPECT_EQ(r.out, "0\n0\n");
+  } else {
+    EXPECT_EQ(r.out.substr(0, 3), "0\n0") << r.out;
+  }
   // uid 0 inside is, on the host, the first id of the root mock's range (a
   // user's mock: that user), for the process and for the files it makes.
   const unsigned long expected = ::geteuid() == 0 ? MockOptions{}.root_id_base : ::geteuid();
