@@ -151,6 +151,8 @@ class Connection {
   std::mutex write_mutex_;
   std::atomic<bool> writing_{false};
   std::atomic<std::chrono::steady_clock::rep> write_started_{0};
+  // When the last bytes of a line not yet complete arrived (0: none pending).
+  std::atomic<std::chrono::steady_clock::rep> line_progress_{0};
 
   mutable std::mutex stderr_mutex_;
   std::condition_variable stderr_cv_;

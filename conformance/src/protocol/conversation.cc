@@ -37,6 +37,9 @@ void Connection::read_stdout() {
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) break;
     while (auto line = reader.next()) handle_line(std::move(*line));
+    // An adapter in the middle of a line cannot answer a $/ping before the
+    // line ends: the bytes arriving are its sign of life (monitor()).
+    line_progress_ = reader.partial_size() > 0 ? Clock::now().time_since_epoch().count() : 0;
     if (reader.partial_size() > options_.max_line_bytes) {
       fault("wrote a line longer than " + std::to_string(options_.max_line_bytes) +
                 " bytes (the protocol's limit; it begins: " +
@@ -83,7 +86,8 @@ void Connection::monitor() {
       }
     }
     const auto limit = deadline();
-    if (ping_sent && now - *ping_sent > limit) {
+    const auto progress = Clock::time_point(Clock::duration(line_progress_.load()));
+    if (ping_sent && now - std::max(*ping_sent, progress) > limit) {
       lock.unlock();
       fault("answered no $/ping for " + seconds_text(limit) + " while " +
                 std::to_string(in_flight) + " request(s) were in flight (hung)",

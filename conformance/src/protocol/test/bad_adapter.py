@@ -14,6 +14,8 @@ breaks the protocol the way MODE says, at the first backend/new (or run):
   exit-mid-run  exits (status 0) with the first request after backend/new in flight
   version       answers initialize with protocol version 2
   mute          never answers initialize
+  slow-line     answers backend/new with an error, its line written in pieces
+                over 4 s (no $/ping answered meanwhile: it is in that line)
   slow-start    reads nothing for 3 s after it starts, then behaves (answers
                 initialize and pings; backend/new is "not in this adapter")
 """
@@ -62,6 +64,16 @@ def break_protocol(request):
             sys.stdout.flush()
         except BrokenPipeError:
             os._exit(1)
+        return
+    if MODE == "slow-line":
+        log("writing an answer slowly on purpose")
+        line = json.dumps({"jsonrpc": "2.0", "id": request["id"],
+                           "error": {"code": -32601,
+                                     "message": "a slow line " + "." * 100}}) + "\n"
+        for i in range(0, len(line), 10):
+            sys.stdout.write(line[i:i + 10])
+            sys.stdout.flush()
+            time.sleep(0.2)
         return
     if MODE == "wrong-id":
         log("answering a wrong id on purpose")

@@ -191,6 +191,24 @@ TEST(AdapterClient, AnAdapterSlowToStartHasTheStartDeadlineNotTheAnswerDeadline)
   EXPECT_NE(why.find("did not answer initialize within 1 s"), std::string::npos) << why;
 }
 
+TEST(AdapterClient, AnAnswerStillArrivingIsNotAHang) {
+  // The adapter writes its answer to backend/new over 4 s, 10 bytes every
+  // 0.2 s, and can answer no $/ping before that line ends: the bytes
+  // arriving show it alive, at an answer deadline of 2 s.
+  AdapterOptions options = bad_adapter("slow-line");
+  options.answer_deadline = std::chrono::seconds(2);
+  const auto client = AdapterClient::start(options);
+  try {
+    client->make();
+    ADD_FAILURE() << "backend/new succeeded";
+  } catch (const ProtocolError& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("answered backend/new with"), std::string::npos) << why;
+    EXPECT_NE(why.find("a slow line"), std::string::npos) << why;
+    EXPECT_EQ(why.find("hung"), std::string::npos) << why;
+  }
+}
+
 TEST(AdapterClient, AMissingProgramCannotStart) {
   AdapterOptions options;
   options.argv = {"/nonexistent/lizard-adapter"};
