@@ -117,8 +117,9 @@ class Connection {
   void monitor();
   void handle_line(Line line);
   void deliver(std::uint64_t id, std::shared_ptr<const Message> message);
-  // Writes one line, which ends with its newline. Throws ProtocolError.
-  void write_line(std::string_view line);
+  // Writes one line, which ends with its newline. Throws ProtocolError;
+  // also when !may_wait and another line is being written.
+  void write_line(std::string_view line, bool may_wait = true);
   std::uint64_t send_request(std::string_view method,
                              const std::function<void(Writer&)>& write_params,
                              const std::shared_ptr<Pending>& pending);
@@ -150,7 +151,8 @@ class Connection {
 
   std::mutex write_mutex_;
   std::atomic<bool> writing_{false};
-  std::atomic<std::chrono::steady_clock::rep> write_started_{0};
+  std::atomic<std::chrono::steady_clock::rep> write_started_{0};  // the line being written
+  std::atomic<std::uint64_t> written_bytes_{0};                   // to the adapter's stdin, in all
   // When the last bytes of a line not yet complete arrived (0: none pending).
   std::atomic<std::chrono::steady_clock::rep> line_progress_{0};
 

@@ -4,6 +4,7 @@
 // written from the buffer it was built in.
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <rapidjson/error/en.h>
@@ -69,11 +70,22 @@ void Connection::monitor() {
   const auto interval = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(250),
                                                             options_.answer_deadline / 4);
   auto last_ping = Clock::now();
+  // The adapter's signs of life besides answers: the bytes of its input it
+  // has taken (written by us minus still in the pipe), and when that last grew.
+  std::int64_t taken = 0;
+  Clock::time_point took_input{};
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_ && !broken_) {
     cv_.wait_for(lock, kPoll);
-    if (stopping_ || broken_) return;
+    if (stopping_ || broken_) return;  // stdin_fd_ is open until then
     const auto now = Clock::now();
+    // The count first: a write between the two then only makes `took` smaller.
+    const auto written = static_cast<std::int64_t>(written_bytes_.load());
+    int queued = 0;
+    if (::ioctl(stdin_fd_, FIONREAD, &queued) == 0 && written - queued > taken) {
+      taken = written - queued;
+      took_input = now;
+    }
     bool waiting = false;
     std::optional<Clock::time_point> ping_sent;
     std::size_t in_flight = 0;
@@ -86,16 +98,18 @@ void Connection::monitor() {
       }
     }
     const auto limit = deadline();
-    const auto progress = Clock::time_point(Clock::duration(line_progress_.load()));
-    if (ping_sent && now - std::max(*ping_sent, progress) > limit) {
+    // An adapter in the middle of its input or of a line of its own cannot
+    // answer a ping before it gets there: bytes moving either way are life.
+    const auto wrote_output = Clock::time_point(Clock::duration(line_progress_.load()));
+    if (ping_sent && now - std::max({*ping_sent, wrote_output, took_input}) > limit) {
       lock.unlock();
       fault("answered no $/ping for " + seconds_text(limit) + " while " +
                 std::to_string(in_flight) + " request(s) were in flight (hung)",
             true);
       return;
     }
-    const auto started = Clock::time_point(Clock::duration(write_started_.load()));
-    if (writing_ && now - started > limit) {
+    const auto line_started = Clock::time_point(Clock::duration(write_started_.load()));
+    if (writing_ && now - std::max(line_started, took_input) > limit) {
       lock.unlock();
       fault("read none of its input for " + seconds_text(limit) + " (hung)", true);
       return;
@@ -109,7 +123,8 @@ void Connection::monitor() {
       try {
         send_request("$/ping", {}, ping);
       } catch (...) {
-        // The write was busy or the connection broke; the checks above see it.
+        // A line was being written (a later pass tries again) or the
+        // connection broke; the checks above see either.
       }
       lock.lock();
     }
@@ -202,8 +217,13 @@ void Connection::deliver(std::uint64_t id, std::shared_ptr<const Message> messag
   cv_.notify_all();
 }
 
-void Connection::write_line(std::string_view line) {
-  std::lock_guard<std::mutex> lock(write_mutex_);
+void Connection::write_line(std::string_view line, bool may_wait) {
+  std::unique_lock<std::mutex> lock(write_mutex_, std::defer_lock);
+  if (may_wait) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    throw ProtocolError(description_ + ": a line is being written");
+  }
   write_started_ = Clock::now().time_since_epoch().count();
   writing_ = true;
   struct Done {
@@ -239,6 +259,7 @@ void Connection::write_line(std::string_view line) {
     const ssize_t n = ::write(stdin_fd_, rest.data(), rest.size());
     if (n > 0) {
       rest.remove_prefix(static_cast<std::size_t>(n));
+      written_bytes_ += static_cast<std::uint64_t>(n);
       continue;
     }
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -295,7 +316,9 @@ std::uint64_t Connection::send_request(std::string_view method,
   }
   if (options_.tap) options_.tap(true, message);
   try {
-    write_line(line);
+    // The monitor's ping never waits behind a line being written: it could
+    // not overtake it, and the monitor must stay free to see the writer stuck.
+    write_line(line, !pending->internal);
   } catch (...) {
     forget();
     throw;

@@ -16,6 +16,9 @@ breaks the protocol the way MODE says, at the first backend/new (or run):
   mute          never answers initialize
   slow-line     answers backend/new with an error, its line written in pieces
                 over 4 s (no $/ping answered meanwhile: it is in that line)
+  deaf          answers backend/new, then reads nothing more (pings neither)
+  slow-reader   reads its input 256 KiB at most every 0.5 s (and answers
+                backend/new, pings, and every other request with an error)
   slow-start    reads nothing for 3 s after it starts, then behaves (answers
                 initialize and pings; backend/new is "not in this adapter")
 """
@@ -81,37 +84,64 @@ def break_protocol(request):
         return
 
 
+def respond(request):
+    """One request; False when the adapter stops reading its input."""
+    method = request.get("method")
+    if "id" not in request:
+        return True
+    if method == "initialize":
+        if MODE == "mute":
+            log("not answering initialize")
+            return True
+        answer(request, {
+            "protocol_version": "2" if MODE == "version" else "1",
+            "name": "bad adapter (" + MODE + ")",
+            "capabilities": ["commands", "filesystem"],
+        })
+    elif method == "$/ping":
+        answer(request, None)
+    elif method == "backend/new" and MODE in ("exit-mid-run", "deaf", "slow-reader"):
+        answer(request, {"backend": 1, "working_dir": "/tmp"})
+        if MODE == "deaf":
+            log("reading nothing more on purpose")
+            return False
+    elif method == "backend/new" and MODE != "slow-start":
+        break_protocol(request)
+    elif MODE == "exit-mid-run":
+        log("leaving in the middle of " + method)
+        os._exit(0)
+    else:
+        send({"jsonrpc": "2.0", "id": request["id"],
+              "error": {"code": -32601, "message": "not in this adapter (" + method + ")"}})
+    return True
+
+
+def read_slowly():
+    """256 KiB of input at most every 0.5 s, the lines split here."""
+    log("reading slowly on purpose")
+    pending = b""
+    while True:
+        chunk = os.read(0, 256 * 1024)
+        if not chunk:
+            return
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            respond(json.loads(line))
+        time.sleep(0.5)
+
+
 def main():
     if MODE == "slow-start":
         log("starting slowly on purpose")
         time.sleep(3)
+    if MODE == "slow-reader":
+        read_slowly()
+        return
     for line in sys.stdin:
-        request = json.loads(line)
-        method = request.get("method")
-        if "id" not in request:
-            continue
-        if method == "initialize":
-            if MODE == "mute":
-                log("not answering initialize")
-                continue
-            answer(request, {
-                "protocol_version": "2" if MODE == "version" else "1",
-                "name": "bad adapter (" + MODE + ")",
-                "capabilities": ["commands", "filesystem"],
-            })
-        elif method == "$/ping":
-            answer(request, None)
-        elif method == "backend/new" and MODE != "slow-start":
-            if MODE == "exit-mid-run":
-                answer(request, {"backend": 1, "working_dir": "/tmp"})
-            else:
-                break_protocol(request)
-        elif MODE == "exit-mid-run":
-            log("leaving in the middle of " + method)
-            os._exit(0)
-        else:
-            send({"jsonrpc": "2.0", "id": request["id"],
-                  "error": {"code": -32601, "message": "not in this adapter"}})
+        if not respond(json.loads(line)):
+            while True:
+                time.sleep(3600)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <future>
 #include <limits>
 #include <map>
 #include <set>
@@ -216,6 +217,51 @@ TEST(AdapterClient, AnAnswerStillArrivingIsNotAHang) {
     EXPECT_NE(why.find("a slow line"), std::string::npos) << why;
     EXPECT_EQ(why.find("hung"), std::string::npos) << why;
   }
+}
+
+// What a write to the adapter ended with: its error, "written" when it
+// succeeded, or "still writing" when it had not ended 60 s later.
+std::string write_outcome(AdapterClient& client, std::size_t bytes) {
+  auto b = client.make();
+  auto done = std::async(std::launch::async, [&] {
+    try {
+      b->filesystem()->write_bytes("/tmp/big", std::string(bytes, 'x'));
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("written");
+  });
+  if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    client.shutdown();  // ends the write
+    done.get();
+    return "still writing";
+  }
+  return done.get();
+}
+
+TEST(AdapterClient, AnAdapterThatStopsReadingInTheMiddleOfALineIsHung) {
+  // The request (2.7 MiB of base64) overfills the 1 MiB pipe; the adapter
+  // reads none of it. The monitor, which sends pings, must not wait behind
+  // that line, and must see the writer stuck.
+  AdapterOptions options = bad_adapter("deaf");
+  options.answer_deadline = std::chrono::seconds(2);
+  const auto client = AdapterClient::start(options);
+  const std::string why = write_outcome(*client, 2 << 20);
+  EXPECT_NE(why.find("read none of its input for 2 s (hung)"), std::string::npos) << why;
+}
+
+TEST(AdapterClient, AnAdapterReadingALongLineSlowlyIsNotHung) {
+  // It takes the same request 256 KiB every 0.5 s, about 5 s in all, at an
+  // answer deadline of 2 s: while the runner writes, and after, when the
+  // last MiB and then a ping wait in the pipe, the bytes it takes show it
+  // alive.
+  AdapterOptions options = bad_adapter("slow-reader");
+  options.answer_deadline = std::chrono::seconds(2);
+  const auto client = AdapterClient::start(options);
+  const std::string why = write_outcome(*client, 2 << 20);
+  EXPECT_NE(why.find("answered fs/write with"), std::string::npos) << why;
+  EXPECT_NE(why.find("not in this adapter (fs/write)"), std::string::npos) << why;
+  EXPECT_EQ(why.find("hung"), std::string::npos) << why;
 }
 
 TEST(AdapterClient, AMissingProgramCannotStart) {
