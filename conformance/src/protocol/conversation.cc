@@ -79,7 +79,7 @@ void Connection::monitor() {
     cv_.wait_for(lock, kPoll);
     if (stopping_ || broken_) return;  // stdin_fd_ is open until then
     const auto now = Clock::now();
-    // The count first: a write between the two then only makes `took` smaller.
+    // The count first: a write between the two then only makes `taken` smaller.
     const auto written = static_cast<std::int64_t>(written_bytes_.load());
     int queued = 0;
     if (::ioctl(stdin_fd_, FIONREAD, &queued) == 0 && written - queued > taken) {
