@@ -2,7 +2,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <ostream>
+#include <string>
 
 namespace lizard::conformance::cli {
 
@@ -45,6 +49,23 @@ std::vector<std::string> split_off(int argc, const char* const* argv, CliOptions
   return rest;
 }
 
+// A number of seconds from `low` to `high`: finite (no inf, no nan), so
+// that it converts to a duration without overflow.
+CLI::Validator seconds_between(double low, double high, const std::string& bounds) {
+  return CLI::Validator(
+      [low, high, bounds](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
+            !std::isfinite(v) || v < low || v > high) {
+          return "'" + text + "' is not a number of seconds " + bounds;
+        }
+        return "";
+      },
+      "SECONDS", "seconds");
+}
+
 void add_backend_options(CLI::App& app, CliOptions& o) {
   app.add_option("--backend", o.backend,
                  "lizard: the reference backend on an embedded mock of the Lizard API\n"
@@ -63,18 +84,18 @@ void add_backend_options(CLI::App& app, CliOptions& o) {
                "with --backend command: check every message against the protocol's schemas");
   app.add_option("--answer-deadline", o.answer_deadline,
                  "with --backend command: an adapter silent this many seconds is hung (20)")
-      ->check(CLI::PositiveNumber);
+      ->check(seconds_between(0.001, 86400, "from 0.001 to 86400 (a day)"));
   app.add_option("--start-deadline", o.start_deadline,
                  "with --backend command: an adapter that has not answered initialize this many\n"
                  "seconds after its start is hung (60)")
-      ->check(CLI::PositiveNumber);
+      ->check(seconds_between(0.001, 86400, "from 0.001 to 86400 (a day)"));
   app.add_option("--max-sandboxes", o.max_sandboxes,
                  "with --live: create at most N sandboxes (the preflight's included); the rules\n"
                  "left then FAIL with 'budget reached'")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--max-sandbox-seconds", o.max_sandbox_seconds,
                  "with --live: past S sandbox-seconds, no new sandbox (as --max-sandboxes)")
-      ->check(CLI::PositiveNumber);
+      ->check(seconds_between(1, 1e9, "from 1 to 1e9"));
 }
 
 void add_run_options(CLI::App& app, CliOptions& o) {

@@ -46,6 +46,14 @@ contains budget-offline "apply to --live"
 expect 2 live-local -- "$runner" --backend local --live
 expect 2 era-local -- "$runner" --backend local --era firecracker
 expect 2 no-program -- "$runner" --backend command --
+for bad in 0 -5 inf nan 1e300 20s ''; do
+  expect 2 "deadline-${bad:-empty}" -- "$runner" --backend command --answer-deadline "$bad" -- true
+  contains "deadline-${bad:-empty}" "is not a number of seconds from 0.001 to 86400 (a day)"
+  expect 2 "start-${bad:-empty}" -- "$runner" --backend command --start-deadline "$bad" -- true
+  contains "start-${bad:-empty}" "is not a number of seconds from 0.001 to 86400 (a day)"
+done
+expect 2 budget-inf -- "$runner" --backend lizard --live --max-sandbox-seconds inf
+contains budget-inf "is not a number of seconds from 1 to 1e9"
 expect 2 no-match -- "$runner" --backend local --filter 'nothing.*'
 
 # 3. Output paths are checked before any rule.
