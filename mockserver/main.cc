@@ -2,6 +2,7 @@
 // A thin main around lizard::mock::MockServer; see docs/mockserver.md.
 #include <signal.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,7 +37,7 @@ const char kHelp[] =
     "                        the platform era to play (default kubernetes: exec envs,\n"
     "                        workdir and user and create metadata are ignored, uploads\n"
     "                        must be UTF-8; firecracker applies them)\n"
-    "  --exec-limit-ms N     the per-request exec limit (default 600000)\n"
+    "  --exec-limit-ms N     the per-request exec limit (default 600000, at most a day)\n"
     "  --control-key KEY     the secret of the control plane /_mock/* (header\n"
     "                        X-Mock-Control-Key; default: a random one)\n"
     "  --state-dir DIR       where sandboxes live (default: a temporary directory)\n"
@@ -80,11 +81,14 @@ int parse_command_line(int argc, char** argv, CommandLine& cl) {
       }
       return argv[++i];
     };
-    auto number = [&](const std::string& v) -> long long {
+    // An integer from `low` to `high`, else a usage error (exit 2).
+    auto number = [&](const std::string& v, long long low, long long high) -> long long {
       char* end = nullptr;
-      long long n = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 0) {
-        std::fprintf(stderr, "lizard-mock: %s needs a non-negative integer\n", a.c_str());
+      errno = 0;
+      const long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || errno == ERANGE || n < low || n > high) {
+        std::fprintf(stderr, "lizard-mock: %s needs an integer from %lld to %lld, not '%s'\n",
+                     a.c_str(), low, high, v.c_str());
         std::exit(2);
       }
       return n;
@@ -92,7 +96,7 @@ int parse_command_line(int argc, char** argv, CommandLine& cl) {
     if (a == "--host") {
       opt.host = value();
     } else if (a == "--port") {
-      opt.port = static_cast<int>(number(value()));
+      opt.port = static_cast<int>(number(value(), 0, 65535));
     } else if (a == "--api-key") {
       opt.api_keys.push_back(value());
     } else if (a == "--project") {
@@ -108,12 +112,8 @@ int parse_command_line(int argc, char** argv, CommandLine& cl) {
         return 2;
       }
     } else if (a == "--exec-limit-ms") {
-      long long n = number(value());
-      if (n < 1) {
-        std::fprintf(stderr, "lizard-mock: --exec-limit-ms must be at least 1\n");
-        return 2;
-      }
-      opt.exec_limit = std::chrono::milliseconds(n);
+      // Up to a day: deadlines are the clock plus the limit, which must not overflow.
+      opt.exec_limit = std::chrono::milliseconds(number(value(), 1, 86'400'000));
     } else if (a == "--control-key") {
       opt.control_key = value();
       if (opt.control_key.empty()) {

@@ -1,5 +1,7 @@
 // lizard-sweep: deletes sandboxes that live conformance runs left behind
 // (tagged "lizard-conformance-run") and that are older than N minutes.
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -14,7 +16,7 @@ constexpr const char* kUsage =
 Deletes the sandboxes of the project that earlier live conformance runs tagged
 ("lizard-conformance-run", in the create metadata or, where the platform drops
 metadata, in the file /root/.lizard/tags inside the sandbox) and that are at
-least MINUTES old (default 30), and prints each one it deleted or kept.
+least MINUTES old (default 30; 0 to 5256000), and prints each one it deleted or kept.
 Untagged sandboxes are never touched. Credentials: LIZARD_API_KEY and
 LIZARD_PROJECT_ID; LIZARD_API_URL overrides the endpoint. Exit status: 0, 1
 when a delete failed, 2 on a usage or credentials error.
@@ -42,8 +44,11 @@ int main(int argc, char** argv) {
     } else if (arg == "--older-than") {
       const std::string v = value();
       char* end = nullptr;
+      errno = 0;
       const long minutes = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || minutes < 0) usage_error("--older-than needs minutes >= 0");
+      // Up to ten years: the cut-off is the clock less this, which must not overflow.
+      if (v.empty() || *end != '\0' || errno == ERANGE || minutes < 0 || minutes > 5'256'000)
+        usage_error("--older-than needs minutes from 0 to 5256000 (ten years), not '" + v + "'");
       options.older_than = std::chrono::minutes(minutes);
     } else if (arg == "--run") {
       options.run_id = value();

@@ -18,12 +18,14 @@ struct Child {
   FILE* out = nullptr;
 };
 
-Child spawn(std::vector<std::string> args) {
+// Its stdout (and stderr too, with `with_stderr`) on `out`.
+Child spawn(std::vector<std::string> args, bool with_stderr = false) {
   int p[2];
   if (::pipe(p) != 0) return {};
   pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(p[1], 1);
+    if (with_stderr) ::dup2(p[1], 2);
     ::close(p[0]);
     ::close(p[1]);
     std::vector<char*> argv;
@@ -89,6 +91,30 @@ TEST(MockBinary, RejectsUnknownOptions) {
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 2);
   std::fclose(child.out);
+}
+
+TEST(MockBinary, NumbersOutOfRangeAreUsageErrorsThatSaySo) {
+  // A port past 65535 was cast to int and printed as the URL it listens on.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--port", "70000"},
+      {"--port", "99999999999"},
+      {"--port", "-1"},
+      {"--port", "80x"},
+      {"--exec-limit-ms", "0"},
+      {"--exec-limit-ms", "86400001"},
+      {"--exec-limit-ms", "99999999999999999999"}};
+  for (const auto& [flag, value] : cases) {
+    Child child = spawn({mock_binary(), flag, value}, true);
+    ASSERT_GT(child.pid, 0);
+    const std::string said = line_of(child.out);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child.pid, &status, 0), child.pid);
+    std::fclose(child.out);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << flag << " " << value;
+    const std::string range = flag == "--port" ? "from 0 to 65535" : "from 1 to 86400000";
+    EXPECT_EQ(said,
+              "lizard-mock: " + flag + " needs an integer " + range + ", not '" + value + "'");
+  }
 }
 
 // Root in a container's user namespace often has only some ids: here 0 and
