@@ -69,14 +69,12 @@ std::unique_ptr<BackendFactory> make_command_factory(const CliOptions& o) {
   lizard::conformance::CommandFactoryOptions options;
   options.adapter.argv = o.command;
   options.adapter.check_schemas = o.check_protocol;
-  if (o.answer_deadline > 0) {
-    options.adapter.answer_deadline =
-        std::chrono::milliseconds(static_cast<long long>(o.answer_deadline * 1000));
-  }
-  if (o.start_deadline > 0) {
-    options.adapter.start_deadline =
-        std::chrono::milliseconds(static_cast<long long>(o.start_deadline * 1000));
-  }
+  // Given seconds (0: not given; runner_cli.cc keeps them within a day).
+  auto set_seconds = [](double seconds, std::chrono::milliseconds& to) {
+    if (seconds > 0) to = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+  };
+  set_seconds(o.answer_deadline, options.adapter.answer_deadline);
+  set_seconds(o.start_deadline, options.adapter.start_deadline);
 #ifdef LIZARD_CONFORMANCE_HAVE_LIZARD
   options.platforms["lizard"] =
       lizard::conformance::make_mock_platform_provider(mock_options(o.era));
