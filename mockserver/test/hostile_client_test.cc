@@ -448,7 +448,7 @@ TEST(MockHygiene, SigtermStopsPromptlyWithWorkInFlightAndRemovesTheStateDirector
   ::kill(pid, SIGTERM);
   int status = 0;
   const bool exited =
-      eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, std::chrono::seconds(20));
+      eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, std::chrono::seconds(60));
   if (!exited) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, &status, 0);

@@ -107,9 +107,9 @@ class Cell : public lizard::testing::MockFixture {
     // No leak: sandboxes hold fds in the mock; only the client's must be back.
     backend_.reset();
     server_.reset();
-    EXPECT_TRUE(Eventually([&] { return open_fds() <= fds_before + 2; }, 5s))
+    EXPECT_TRUE(Eventually([&] { return open_fds() <= fds_before + 2; }, 60s))
         << "fds before " << fds_before << ", after " << open_fds();
-    EXPECT_TRUE(Eventually([&] { return threads() <= threads_before + 1; }, 5s))
+    EXPECT_TRUE(Eventually([&] { return threads() <= threads_before + 1; }, 60s))
         << "threads before " << threads_before << ", after " << threads();
   }
 
@@ -240,10 +240,10 @@ class Cell : public lizard::testing::MockFixture {
     if (create_admitted) {
       // The create may have happened: the backend must refuse, never create again.
       EXPECT_THROW(backend.run(Shell{"true"}), workspace::WorkspaceUnavailableError);
-      EXPECT_TRUE(Eventually([&] { return count_creates() >= 1; }, 5s));
+      EXPECT_TRUE(Eventually([&] { return count_creates() >= 1; }, 60s));
       EXPECT_EQ(count_creates(), 1u) << "a create was repeated";
       const std::size_t live = handler_ran(fault_) ? 1u : 0u;
-      EXPECT_TRUE(Eventually([&] { return server_.live_sandboxes() == live; }, 5s))
+      EXPECT_TRUE(Eventually([&] { return server_.live_sandboxes() == live; }, 60s))
           << "live sandboxes " << server_.live_sandboxes() << ", expected " << live;
       return;
     }
@@ -253,7 +253,7 @@ class Cell : public lizard::testing::MockFixture {
         // The server said it deleted it and did not: the backend believed it.
         EXPECT_EQ(server_.live_sandboxes(), 1u);
       } else {
-        EXPECT_TRUE(Eventually([&] { return server_.live_sandboxes() == 0; }, 5s));
+        EXPECT_TRUE(Eventually([&] { return server_.live_sandboxes() == 0; }, 60s));
       }
       EXPECT_THROW(backend.run(Shell{"true"}), workspace::WorkspaceUnavailableError);
       return;
@@ -273,7 +273,7 @@ class Cell : public lizard::testing::MockFixture {
     if (op_ == Op::kExecLong) faulted_runs = 1;
     if (op_ == Op::kCreate || op_ == Op::kAttach || op_ == Op::kExec || op_ == Op::kExecLong) {
       EXPECT_TRUE(
-          Eventually([&] { return marker_lines(server_, sandbox_id) == faulted_runs + 1; }, 5s))
+          Eventually([&] { return marker_lines(server_, sandbox_id) == faulted_runs + 1; }, 60s))
           << "the marker command ran " << marker_lines(server_, sandbox_id) << " times; expected "
           << faulted_runs + 1;
     }

@@ -207,15 +207,15 @@ TEST(LoadSoak, ThousandsOfCommandsAndFileOpsFromSixteenThreadsLeakNothing) {
   // by the cache, not by the number of operations.
   EXPECT_LE(open_fds(), before.fds + 2 * kSoakThreads + 8)
       << "fds " << before.fds << " -> " << open_fds();
-  EXPECT_TRUE(Eventually([&] { return threads() <= before.threads + 2; }, 10s))
+  EXPECT_TRUE(Eventually([&] { return threads() <= before.threads + 2; }, 60s))
       << "threads " << before.threads << " -> " << threads();
   const Sample after = sample();
   EXPECT_LT(after.rss_kib - before.rss_kib, 64 * 1024) << "RSS grew by more than 64 MiB";
-  EXPECT_TRUE(Eventually([&] { return server.live_processes() == 0; }, 10s));
+  EXPECT_TRUE(Eventually([&] { return server.live_processes() == 0; }, 60s));
   // Gone with the backend and its sandbox: every fd it used.
   backend.destroy();
   owned.reset();
-  EXPECT_TRUE(Eventually([&] { return open_fds() <= fds_initial + 2; }, 10s))
+  EXPECT_TRUE(Eventually([&] { return open_fds() <= fds_initial + 2; }, 60s))
       << "fds at start " << fds_initial << ", after the backend is gone " << open_fds();
   const std::size_t fds_final = open_fds();
   std::cout << "soak: " << commands << " commands + " << file_ops
@@ -268,7 +268,7 @@ TEST(LoadSoak, AHundredBackendsCreatedAndDestroyedLeaveNothingInTheMock) {
   EXPECT_TRUE(Eventually([&] { return server.live_processes() == 0; }));
   EXPECT_TRUE(Eventually([&] { return child_processes() == 0; }))
       << child_processes() << " processes left behind";
-  EXPECT_TRUE(Eventually([&] { return open_fds() <= before.fds + 4; }, 10s))
+  EXPECT_TRUE(Eventually([&] { return open_fds() <= before.fds + 4; }, 60s))
       << "fds " << before.fds << " -> " << open_fds();
   const Sample after = sample();
   std::cout << "soak: " << backends << " backends created and destroyed; fds " << before.fds

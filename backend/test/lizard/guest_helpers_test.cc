@@ -166,7 +166,7 @@ TEST_F(GuestHelpersTest, AFinishedRunLeavesNoWatchdogBehind) {
   const auto sleeping = [] {
     return run_local({"/bin/sh", "-c", "ps -eo args | grep -c '^sleep 987.654$'"}).out;
   };
-  EXPECT_TRUE(Eventually([&] { return sleeping() == "0\n"; }, 10s)) << sleeping();
+  EXPECT_TRUE(Eventually([&] { return sleeping() == "0\n"; }, 60s)) << sleeping();
 }
 
 TEST_F(GuestHelpersTest, BackgroundChildHoldingStdoutDoesNotHoldTheResult) {
@@ -215,7 +215,7 @@ TEST_F(GuestHelpersTest, CleanupListRemovesEarlierRunDirectories) {
     return !std::filesystem::exists(file(first, "p")) &&
            !std::filesystem::exists(file(first, "o")) && !std::filesystem::exists(file(first, "e"));
   };
-  EXPECT_TRUE(Eventually(gone, 10s));
+  EXPECT_TRUE(Eventually(gone, 60s));
   // The second run's own files stay (its status is the second line of its .p).
   EXPECT_TRUE(std::filesystem::exists(file(second, "p")));
   EXPECT_TRUE(std::filesystem::exists(file(second, "o")));
