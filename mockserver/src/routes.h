@@ -6,6 +6,10 @@
 
 namespace lizard::mock::internal {
 
+// The region of a sandbox or volume created without one (the default row of
+// GET /api/regions).
+inline constexpr const char* kDefaultRegion = "us-east-1";
+
 class FaultTable;
 class Journal;
 class MockState;

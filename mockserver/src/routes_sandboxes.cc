@@ -16,7 +16,6 @@ namespace {
 
 constexpr std::int64_t kSetTimeoutMinMs = 1000;
 constexpr std::int64_t kSetTimeoutMaxMs = 2147483647;
-constexpr const char* kDefaultRegion = "us-east-1";
 
 // Attaches the create's volume (by ID or name) to `sb`; its directory.
 std::string attach_volume(MockState::Tables& t, Sandbox& sb, const Project& p,

@@ -14,8 +14,6 @@
 namespace lizard::mock::internal {
 namespace {
 
-constexpr const char* kDefaultRegion = "us-east-1";
-
 void list_volumes(MockState& state, Call& c) {
   c.reply(200, state.locked([&](const MockState::Tables& t) {
     const Project p = t.resolve_project(c.key, c.param(0));

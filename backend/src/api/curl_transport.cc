@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstdlib>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "ascii.h"
 #include "lizard/workspace/errors.h"
 
 namespace lizard::api {
@@ -55,12 +55,6 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // What the callbacks of one transfer collect.
 struct Transfer {
   std::stop_token stop;
@@ -92,7 +86,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
 
 void note_header(Transfer& transfer, std::string_view name_text, std::string_view value) {
   while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  const std::string name = lower(name_text);
+  const std::string name = internal::ascii_lower(name_text);
   if (name == "content-length") {
     const long long n = std::atoll(std::string(value).c_str());
     // Reads of large files land in one buffer sized once; a length past

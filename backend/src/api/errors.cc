@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "ascii.h"
 #include "bounded_json.h"
 
 namespace lizard::api {
@@ -128,9 +129,7 @@ std::string redact(std::string_view text, std::string_view secret) {
   for (const std::string_view header : {"x-api-key:", "authorization:"}) {
     std::size_t at = 0;
     while (true) {
-      std::string lower = out;
-      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      at = lower.find(header, at);
+      at = internal::ascii_lower(out).find(header, at);
       if (at == std::string::npos) break;
       std::size_t value = at + header.size();
       while (value < out.size() && out[value] == ' ') ++value;

@@ -1,24 +1,14 @@
 // Projects: list, and resolving a reference (ID, slug or name) to an ID.
-#include <cctype>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 
+#include "ascii.h"
 #include "lizard/api/client.h"
 #include "wire_codec.h"
 
 namespace lizard::api {
-
-namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-}  // namespace
 
 std::vector<ProjectInfo> Client::list_projects(const CallOptions& call) {
   const Exchange exchange{.method = "GET", .path = "/api/projects"};
@@ -41,11 +31,12 @@ std::string Client::resolve_project(std::string_view ref, const CallOptions& cal
   if (ref.empty()) {
     throw std::invalid_argument("a project (ID, slug or name) is required; set LIZARD_PROJECT_ID");
   }
-  const std::string wanted = lower(ref);
+  const std::string wanted = internal::ascii_lower(ref);
   std::vector<ProjectInfo> matches;
   for (auto& project : list_projects(call)) {
-    if (lower(project.id) == wanted || lower(project.slug) == wanted ||
-        lower(project.name) == wanted) {
+    if (internal::ascii_lower(project.id) == wanted ||
+        internal::ascii_lower(project.slug) == wanted ||
+        internal::ascii_lower(project.name) == wanted) {
       matches.push_back(std::move(project));
     }
   }

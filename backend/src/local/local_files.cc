@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "lizard/workspace/errors.h"
+#include "local/fd.h"
 
 namespace lizard::workspace::internal {
 
@@ -21,21 +22,6 @@ namespace {
   // std::errc is defined from the errno constants, so the cast is the POSIX mapping.
   throw make_path_error(what, path, static_cast<std::errc>(error));
 }
-
-// Owns one file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Owns one DIR stream.
 class Dir {

@@ -21,6 +21,7 @@
 
 #include "lizard/workspace/errors.h"
 #include "lizard/workspace/utf8.h"
+#include "local/fd.h"
 
 namespace lizard::workspace::internal {
 
@@ -32,23 +33,6 @@ using Clock = std::chrono::steady_clock;
   throw WorkspaceError(std::string("local backend: ") + what + ": " +
                        std::generic_category().message(error));
 }
-
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // One pipe whose read end we poll (non-blocking) and whose write end the
 // child gets as stdout or stderr (blocking, as programs expect).

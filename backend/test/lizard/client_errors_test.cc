@@ -28,7 +28,7 @@ using workspace::WorkspaceError;
 using workspace::WorkspaceNotSupportedError;
 using workspace::WorkspaceTransientError;
 
-constexpr const char* kSecret = "liz_secret_key_123";
+using scripted::kSecret;
 
 TransportOutcome http(long status, std::string body,
                       std::map<std::string, std::string> headers = {}) {

@@ -17,6 +17,7 @@
 #include "lizard/mock/mock_server.h"
 #include "lizard/testing/eventually.h"
 #include "lizard/testing/matchers.h"
+#include "scripted_transport.h"
 
 namespace lizard::api {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 using namespace std::chrono_literals;
 using lizard::testing::Eventually;
 using lizard::testing::ThrowsTransient;
-constexpr const char* kSecret = "liz_secret_key_123";
+using scripted::kSecret;
 
 TEST(Base64Test, RoundTripsEveryLengthAndRejectsGarbage) {
   std::string bytes;

@@ -25,6 +25,10 @@
 
 namespace lizard::api::scripted {
 
+// The API key the client tests give their clients (and look for in what
+// must not hold it).
+inline constexpr const char* kSecret = "liz_secret_key_123";
+
 // A request as the transport saw it (copied: the client's views end with send()).
 struct SentRequest {
   std::string method;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "lizard/workspace/utf8.h"
+#include "lizard_support.h"
 #include "rule_bodies.h"
 #include "rule_context.h"
 
@@ -124,12 +125,6 @@ std::string refused_or_ran(RuleContext& ctx, const BackendPtr& b,
   } catch (const std::exception&) {
     return describe_throw([] { throw; });
   }
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 }  // namespace

@@ -6,13 +6,6 @@
 #include "rule_tables.h"
 
 namespace lizard::conformance::internal {
-namespace {
-
-constexpr unsigned kCmd = kNeedCommands;
-constexpr unsigned kSh = kNeedCommands | kNeedShell;
-
-}  // namespace
-
 std::vector<RuleInfo> env_and_command_rules() {
   return {
       {.id = "env.ref-stable",

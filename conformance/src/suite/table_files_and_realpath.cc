@@ -6,14 +6,6 @@
 #include "rule_tables.h"
 
 namespace lizard::conformance::internal {
-namespace {
-
-constexpr unsigned kFs = kNeedFilesystem;
-constexpr unsigned kFsSh = kNeedFilesystem | kNeedCommands | kNeedShell;
-constexpr unsigned kRp = kNeedRealpath | kNeedCommands | kNeedShell;
-
-}  // namespace
-
 std::vector<RuleInfo> files_and_realpath_rules() {
   return {
       {.id = "fs.bytes-round-trip",

@@ -9,14 +9,6 @@
 #include "rule_tables.h"
 
 namespace lizard::conformance::internal {
-namespace {
-
-constexpr unsigned kPf = kNeedPlatform;
-constexpr unsigned kSh = kNeedCommands | kNeedShell;
-constexpr unsigned kFs = kNeedFilesystem;
-
-}  // namespace
-
 std::vector<RuleInfo> lizard_profile_rules() {
   return {
       {.id = "lizard.no-request-at-construction",
