@@ -23,10 +23,6 @@
 namespace lizard::mock::internal {
 namespace {
 
-[[noreturn]] void fail(int err, const std::string& what) {
-  throw std::system_error(err, std::generic_category(), what);
-}
-
 // What is left to read of `fd`; `what` names it in the error.
 std::string read_to_end(int fd, const std::string& what, std::size_t expected = 0) {
   std::string out;
@@ -35,7 +31,7 @@ std::string read_to_end(int fd, const std::string& what, std::size_t expected = 
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(errno, "Cannot read " + what);
+    if (n < 0) fail_errno(errno, "Cannot read " + what);
     if (n == 0) return out;
     out.append(buf, static_cast<std::size_t>(n));
   }
@@ -59,7 +55,7 @@ std::string checked(const std::string& path) {
   try {
     lizard::workspace::require_absolute_path(path);
   } catch (const std::invalid_argument&) {
-    fail(EINVAL, "Path must be absolute and must not contain NUL");
+    fail_errno(EINVAL, "Path must be absolute and must not contain NUL");
   }
   return lizard::workspace::normalize_path(path);
 }
@@ -91,18 +87,18 @@ std::string base_of(const std::string& normalized) {
 ScopedFd ensure_parent(int root_fd, const std::string& normalized, const IdMap& ids) {
   auto comps = components(normalized);
   ScopedFd cur(open_in_root(root_fd, "/", O_PATH | O_DIRECTORY));
-  if (cur.get() < 0) fail(errno, "Cannot open the sandbox root");
+  if (cur.get() < 0) fail_errno(errno, "Cannot open the sandbox root");
   std::string prefix;
   for (std::size_t i = 0; i + 1 < comps.size(); ++i) {
     prefix += "/" + comps[i];
     ScopedFd next(open_in_root(root_fd, prefix, O_PATH | O_DIRECTORY));
     if (next.get() < 0 && errno == ENOENT) {
       const bool made = ::mkdirat(cur.get(), comps[i].c_str(), 0755) == 0;
-      if (!made && errno != EEXIST) fail(errno, "Cannot create directory " + prefix);
+      if (!made && errno != EEXIST) fail_errno(errno, "Cannot create directory " + prefix);
       next.reset(open_in_root(root_fd, prefix, O_RDONLY | O_DIRECTORY));
       if (made && next.get() >= 0) ids.give(next.get());
     }
-    if (next.get() < 0) fail(errno, "Cannot open directory " + prefix);
+    if (next.get() < 0) fail_errno(errno, "Cannot open directory " + prefix);
     cur = std::move(next);
   }
   return cur;
@@ -190,17 +186,18 @@ void clear_dir(int dirfd) {
       [&](int dir, const std::string& name, const struct stat& st) {
         if (S_ISDIR(st.st_mode)) {
           if (is_mount_root(dir, name.c_str()))  // checked before; never crossed
-            fail(EBUSY, "Refusing to remove a mount point of the sandbox: " + walk.where(name));
+            fail_errno(EBUSY,
+                       "Refusing to remove a mount point of the sandbox: " + walk.where(name));
           make_walkable(dir, name, st);
           return true;
         }
         if (::unlinkat(dir, name.c_str(), 0) != 0 && errno != ENOENT)
-          fail(errno, "Cannot remove " + walk.where(name));
+          fail_errno(errno, "Cannot remove " + walk.where(name));
         return false;
       },
       [&](int dir, const std::string& name) {
         if (::unlinkat(dir, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-          fail(errno, "Cannot remove " + walk.where(name));
+          fail_errno(errno, "Cannot remove " + walk.where(name));
       });
 }
 
@@ -209,7 +206,7 @@ void clear_dir(int dirfd) {
 // \011, \012, \134) decoded.
 std::vector<std::string> sandbox_mount_points(int root_fd) {
   ScopedFd fd(open_in_root(root_fd, "/proc/1/mountinfo", O_RDONLY));
-  if (fd.get() < 0) fail(errno, "Cannot read the sandbox's mount points");
+  if (fd.get() < 0) fail_errno(errno, "Cannot read the sandbox's mount points");
   const std::string text = read_to_end(fd.get(), "the sandbox's mount points");
   const auto octal = [](char c) { return c >= '0' && c <= '7'; };
   std::vector<std::string> points;
@@ -246,7 +243,7 @@ void refuse_mounts_below(int root_fd, int dirfd, const std::string& shown) {
   struct stat dir {};
   struct stat root {};
   if (::fstat(dirfd, &dir) != 0 || ::fstat(root_fd, &root) != 0)
-    fail(errno, "Cannot stat " + shown);
+    fail_errno(errno, "Cannot stat " + shown);
   for (const std::string& point : sandbox_mount_points(root_fd)) {
     if (point == "/") continue;
     ScopedFd cur(open_in_root(root_fd, point, O_PATH | O_NOFOLLOW));
@@ -254,8 +251,8 @@ void refuse_mounts_below(int root_fd, int dirfd, const std::string& shown) {
       struct stat st {};
       if (::fstat(cur.get(), &st) != 0) break;
       if (st.st_dev == dir.st_dev && st.st_ino == dir.st_ino)
-        fail(EBUSY,
-             "Refusing to remove a mount point of the sandbox: " + point + " (in " + shown + ")");
+        fail_errno(EBUSY, "Refusing to remove a mount point of the sandbox: " + point + " (in " +
+                              shown + ")");
       if (st.st_dev == root.st_dev && st.st_ino == root.st_ino) break;
       cur.reset(::openat(cur.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
     }
@@ -267,9 +264,9 @@ void refuse_mounts_below(int root_fd, int dirfd, const std::string& shown) {
 // writing one configures the kernel.
 void refuse_pseudo_file(int fd, const std::string& p) {
   struct statfs sf {};
-  if (::fstatfs(fd, &sf) != 0) fail(errno, "Cannot stat " + p);
+  if (::fstatfs(fd, &sf) != 0) fail_errno(errno, "Cannot stat " + p);
   if (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC)
-    fail(EINVAL, "Not a regular file (a file of /proc or /sys)");
+    fail_errno(EINVAL, "Not a regular file (a file of /proc or /sys)");
 }
 
 }  // namespace
@@ -281,13 +278,13 @@ void IdMap::give(int fd) const {
 ScopedFsIdentity::ScopedFsIdentity(const IdMap& ids) : active_(ids.chown) {
   if (!active_) return;
   const long n = ::syscall(SYS_getgroups, 0, nullptr);
-  if (n < 0) fail(errno, "Cannot read the supplementary groups");
+  if (n < 0) fail_errno(errno, "Cannot read the supplementary groups");
   old_groups_.resize(static_cast<std::size_t>(n));
   if (n > 0 && ::syscall(SYS_getgroups, n, old_groups_.data()) != n)
-    fail(EPERM, "Cannot read the supplementary groups");
+    fail_errno(EPERM, "Cannot read the supplementary groups");
   // Host root's groups (0 among them, often) would open group-readable
   // host files to the sandbox.
-  if (::syscall(SYS_setgroups, 0, nullptr) != 0) fail(errno, "Cannot drop the groups");
+  if (::syscall(SYS_setgroups, 0, nullptr) != 0) fail_errno(errno, "Cannot drop the groups");
   const long uid = ids.uid_base + ids.owner;
   const long gid = ids.gid_base + ids.owner;
   old_gid_ = ::syscall(SYS_setfsgid, gid);
@@ -296,7 +293,7 @@ ScopedFsIdentity::ScopedFsIdentity(const IdMap& ids) : active_(ids.chown) {
   // (an id of -1 changes nothing and answers the current one).
   if (::syscall(SYS_setfsuid, -1L) != uid || ::syscall(SYS_setfsgid, -1L) != gid) {
     restore();
-    fail(EPERM, "Cannot take the sandbox user's file-system ids");
+    fail_errno(EPERM, "Cannot take the sandbox user's file-system ids");
   }
 }
 
@@ -312,7 +309,7 @@ void ScopedFsIdentity::restore() noexcept {
 
 void write_file(int root_fd, const std::string& path, std::string_view bytes, const IdMap& ids) {
   std::string p = checked(path);
-  if (p == "/") fail(EISDIR, "Is a directory");
+  if (p == "/") fail_errno(EISDIR, "Is a directory");
   // Seen before opening, so that even the open of a kernel file is not
   // attempted; checked again on the opened file (a link may have moved).
   ScopedFd existing(open_in_root(root_fd, p, O_PATH));
@@ -320,24 +317,24 @@ void write_file(int root_fd, const std::string& path, std::string_view bytes, co
   (void)ensure_parent(root_fd, p, ids);
   ScopedFd fd(open_in_root(root_fd, p, O_WRONLY | O_CREAT | O_NONBLOCK, 0644));
   if (fd.get() < 0) {
-    if (errno == ENXIO) fail(EINVAL, "Not a regular file");
-    fail(errno, "Cannot open " + p);
+    if (errno == ENXIO) fail_errno(EINVAL, "Not a regular file");
+    fail_errno(errno, "Cannot open " + p);
   }
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) fail(errno, "Cannot stat " + p);
-  if (!S_ISREG(st.st_mode)) fail(EINVAL, "Not a regular file");
+  if (::fstat(fd.get(), &st) != 0) fail_errno(errno, "Cannot stat " + p);
+  if (!S_ISREG(st.st_mode)) fail_errno(EINVAL, "Not a regular file");
   refuse_pseudo_file(fd.get(), p);
   // A file the mock made (host root's) becomes the sandbox user's.
   if (ids.chown && st.st_uid == 0) ids.give(fd.get());
   // Truncate after the type check, in place: the inode and its mode stay.
-  if (::ftruncate(fd.get(), 0) != 0) fail(errno, "Cannot truncate " + p);
+  if (::ftruncate(fd.get(), 0) != 0) fail_errno(errno, "Cannot truncate " + p);
   ::fcntl(fd.get(), F_SETFL, 0);
   std::size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail(errno, "Cannot write " + p);
+      fail_errno(errno, "Cannot write " + p);
     }
     done += static_cast<std::size_t>(n);
   }
@@ -346,11 +343,11 @@ void write_file(int root_fd, const std::string& path, std::string_view bytes, co
 OpenedFile open_for_read(int root_fd, const std::string& path) {
   std::string p = checked(path);
   ScopedFd fd(open_in_root(root_fd, p, O_RDONLY | O_NONBLOCK | O_NOCTTY));
-  if (fd.get() < 0) fail(errno, "Cannot open " + p);
+  if (fd.get() < 0) fail_errno(errno, "Cannot open " + p);
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) fail(errno, "Cannot stat " + p);
-  if (S_ISDIR(st.st_mode)) fail(EISDIR, "Is a directory");
-  if (!S_ISREG(st.st_mode)) fail(EINVAL, "Not a regular file");
+  if (::fstat(fd.get(), &st) != 0) fail_errno(errno, "Cannot stat " + p);
+  if (S_ISDIR(st.st_mode)) fail_errno(EISDIR, "Is a directory");
+  if (!S_ISREG(st.st_mode)) fail_errno(EINVAL, "Not a regular file");
   refuse_pseudo_file(fd.get(), p);
   ::fcntl(fd.get(), F_SETFL, 0);
   OpenedFile out;
@@ -368,10 +365,10 @@ std::string read_file(int root_fd, const std::string& path) {
 FileInfo stat_path(int root_fd, const std::string& path, const IdMap& ids) {
   std::string p = checked(path);
   ScopedFd fd(open_in_root(root_fd, p, O_PATH | O_NOFOLLOW));
-  if (fd.get() < 0) fail(errno, "Cannot stat " + p);
+  if (fd.get() < 0) fail_errno(errno, "Cannot stat " + p);
   struct stat st {};
   if (::fstatat(fd.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
-    fail(errno, "Cannot stat " + p);
+    fail_errno(errno, "Cannot stat " + p);
   FileInfo fi = info_from(st, base_of(p), p, ids);
   if (fi.is_link) fi.symlink_target = read_link_at(fd.get(), "");
   return fi;
@@ -380,12 +377,12 @@ FileInfo stat_path(int root_fd, const std::string& path, const IdMap& ids) {
 std::vector<FileInfo> list_dir(int root_fd, const std::string& path, const IdMap& ids) {
   std::string p = checked(path);
   int raw = open_in_root(root_fd, p, O_RDONLY | O_DIRECTORY);
-  if (raw < 0) fail(errno, "Cannot list " + p);
+  if (raw < 0) fail_errno(errno, "Cannot list " + p);
   DirPtr d(::fdopendir(raw));
   if (!d) {
     int err = errno;
     ::close(raw);
-    fail(err, "Cannot list " + p);
+    fail_errno(err, "Cannot list " + p);
   }
   std::vector<FileInfo> out;
   while (dirent* e = ::readdir(d.get())) {
@@ -405,20 +402,20 @@ std::vector<FileInfo> list_dir(int root_fd, const std::string& path, const IdMap
 
 void remove_path(int root_fd, const std::string& path) {
   std::string p = checked(path);
-  if (p == "/") fail(EINVAL, "Refusing to remove /");
+  if (p == "/") fail_errno(EINVAL, "Refusing to remove /");
   std::string parent = parent_of(p);
   std::string name = base_of(p);
   ScopedFd pfd(open_in_root(root_fd, parent, O_PATH | O_DIRECTORY));
-  if (pfd.get() < 0) fail(errno, "Cannot open " + parent);
+  if (pfd.get() < 0) fail_errno(errno, "Cannot open " + parent);
   struct stat st {};
   if (::fstatat(pfd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-    fail(errno, "Cannot remove " + p);
+    fail_errno(errno, "Cannot remove " + p);
   if (is_mount_root(pfd.get(), name.c_str()))
-    fail(EBUSY, "Refusing to remove a mount point of the sandbox: " + p);
+    fail_errno(EBUSY, "Refusing to remove a mount point of the sandbox: " + p);
   if (S_ISDIR(st.st_mode)) {
     make_walkable(pfd.get(), name, st);
     int sub = ::openat(pfd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (sub < 0) fail(errno, "Cannot open " + p);
+    if (sub < 0) fail_errno(errno, "Cannot open " + p);
     try {
       refuse_mounts_below(root_fd, sub, p);
     } catch (...) {
@@ -426,9 +423,10 @@ void remove_path(int root_fd, const std::string& path) {
       throw;
     }
     clear_dir(sub);
-    if (::unlinkat(pfd.get(), name.c_str(), AT_REMOVEDIR) != 0) fail(errno, "Cannot remove " + p);
+    if (::unlinkat(pfd.get(), name.c_str(), AT_REMOVEDIR) != 0)
+      fail_errno(errno, "Cannot remove " + p);
   } else if (::unlinkat(pfd.get(), name.c_str(), 0) != 0) {
-    fail(errno, "Cannot remove " + p);
+    fail_errno(errno, "Cannot remove " + p);
   }
 }
 
@@ -441,17 +439,17 @@ bool is_directory(int root_fd, const std::string& path) {
 void move_path(int root_fd, const std::string& from, const std::string& to, const IdMap& ids) {
   std::string f = checked(from);
   std::string t = checked(to);
-  if (f == "/" || t == "/") fail(EINVAL, "Cannot move /");
+  if (f == "/" || t == "/") fail_errno(EINVAL, "Cannot move /");
   ScopedFd fpfd(open_in_root(root_fd, parent_of(f), O_PATH | O_DIRECTORY));
-  if (fpfd.get() < 0) fail(errno, "Cannot open " + parent_of(f));
+  if (fpfd.get() < 0) fail_errno(errno, "Cannot open " + parent_of(f));
   struct stat st {};
   if (::fstatat(fpfd.get(), base_of(f).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-    fail(errno, "Cannot move " + f);
+    fail_errno(errno, "Cannot move " + f);
   if (is_mount_root(fpfd.get(), base_of(f).c_str()))
-    fail(EBUSY, "Refusing to move a mount point of the sandbox: " + f);
+    fail_errno(EBUSY, "Refusing to move a mount point of the sandbox: " + f);
   ScopedFd tpfd = ensure_parent(root_fd, t, ids);
   if (::renameat(fpfd.get(), base_of(f).c_str(), tpfd.get(), base_of(t).c_str()) != 0)
-    fail(errno, "Cannot move " + f);
+    fail_errno(errno, "Cannot move " + f);
 }
 
 }  // namespace lizard::mock::internal

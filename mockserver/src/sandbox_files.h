@@ -16,9 +16,16 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace lizard::mock::internal {
+
+// Throws what every function here throws: std::system_error with `err` (a
+// POSIX errno), saying `what`.
+[[noreturn]] inline void fail_errno(int err, const std::string& what) {
+  throw std::system_error(err, std::generic_category(), what);
+}
 
 // Owns a DIR* (closedir on destruction), so that an exception between
 // opendir and the end of a scan never leaks the handle and its descriptor.

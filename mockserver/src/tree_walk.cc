@@ -16,10 +16,6 @@
 namespace lizard::mock::internal {
 namespace {
 
-[[noreturn]] void fail(int err, const std::string& what) {
-  throw std::system_error(err, std::generic_category(), what);
-}
-
 // The names in the directory `dir`, read through a descriptor of their own
 // (the caller's keeps its offset). False, with errno, when it cannot be read.
 bool read_names(int dir, std::vector<std::string>& out) {
@@ -111,11 +107,11 @@ void TreeWalk::push(int fd, const struct stat& st, std::string name, int mirror)
   Level& added = levels_.back();
   if (mirror >= 0) {
     struct stat mst {};
-    if (::fstat(mirror, &mst) != 0) fail(errno, "Cannot read the copy of " + where());
+    if (::fstat(mirror, &mst) != 0) fail_errno(errno, "Cannot read the copy of " + where());
     added.mirror_dev = mst.st_dev;
     added.mirror_ino = mst.st_ino;
   }
-  if (!read_names(fd, added.names)) fail(errno, "Cannot read " + where());
+  if (!read_names(fd, added.names)) fail_errno(errno, "Cannot read " + where());
   if (levels_.size() - first_open_ > kHeldDirs) {
     Level& far = levels_[first_open_];
     ::close(far.fd);
@@ -153,7 +149,8 @@ void TreeWalk::pop(const Leave& leave) {
       parent.mirror = reopen_parent(done.mirror, parent.mirror_dev, parent.mirror_ino);
     }
     if (parent.fd < 0 || (done.mirror >= 0 && parent.mirror < 0))
-      fail(EAGAIN, "Lost the way back up to " + where() + ": the tree was moved while walked");
+      fail_errno(EAGAIN,
+                 "Lost the way back up to " + where() + ": the tree was moved while walked");
     first_open_ = levels_.size() - 1;
   } else {
     ::close(done.fd);
@@ -166,7 +163,7 @@ std::string TreeWalk::move_up(int dir, const std::string& name) {
   for (;;) {
     std::string fresh = ".lizard-removing-" + std::to_string(moved_up_++);
     if (::renameat2(dir, name.c_str(), top_, fresh.c_str(), RENAME_NOREPLACE) == 0) return fresh;
-    if (errno != EEXIST) fail(errno, "Cannot move " + where(name) + " up to remove it");
+    if (errno != EEXIST) fail_errno(errno, "Cannot move " + where(name) + " up to remove it");
   }
 }
 
@@ -175,14 +172,14 @@ void TreeWalk::run(const Enter& enter, const Leave& leave) {
   levels_.clear();
   first_open_ = 1;
   struct stat top {};
-  if (::fstat(top_, &top) != 0) fail(errno, "Cannot read the directory");
+  if (::fstat(top_, &top) != 0) fail_errno(errno, "Cannot read the directory");
   Level root;
   root.fd = top_;
   root.dev = top.st_dev;
   root.ino = top.st_ino;
   root.mirror = mirror_top_;
   levels_.push_back(std::move(root));
-  if (!read_names(top_, levels_.back().names)) fail(errno, "Cannot read the directory");
+  if (!read_names(top_, levels_.back().names)) fail_errno(errno, "Cannot read the directory");
   for (;;) {
     Level& cur = levels_.back();
     if (cur.next == cur.names.size()) {
@@ -195,7 +192,7 @@ void TreeWalk::run(const Enter& enter, const Leave& leave) {
     struct stat st {};
     if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT) continue;  // gone meanwhile
-      fail(errno, "Cannot read " + where(name));
+      fail_errno(errno, "Cannot read " + where(name));
     }
     if (!enter(dir, name, st) || !S_ISDIR(st.st_mode)) continue;
     if (deep_ == Deep::kFlatten && levels_.size() > kHeldDirs) {
@@ -213,7 +210,8 @@ void TreeWalk::run(const Enter& enter, const Leave& leave) {
       const int err = fd < 0 ? errno : EAGAIN;
       if (fd >= 0) ::close(fd);
       if (mirror >= 0) ::close(mirror);
-      fail(err, fd < 0 ? "Cannot open " + where(name) : where(name) + " was replaced while walked");
+      fail_errno(
+          err, fd < 0 ? "Cannot open " + where(name) : where(name) + " was replaced while walked");
     }
     push(fd, got, name, mirror);
   }

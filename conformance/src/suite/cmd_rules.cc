@@ -287,24 +287,25 @@ void cmd_output_limit(RuleContext& ctx) {
 void cmd_background_child_does_not_hold(RuleContext& ctx) {
   auto b = ctx.make();
   const std::string dir = ctx.scratch(b);
+  const std::string gate = dir + "/gate";
   const std::string marker = dir + "/child-done";
-  // The child's sleep, which the rule waits out: long enough that a run()
-  // waiting for it is told from one that does not, short enough not to be
-  // the suite's longest rule. The child holds stdout until after it made
-  // its marker, so a run() that waited for the stream to end finds the
-  // marker there; one that returned when the command exited (within a short
-  // drain grace) does not. No clock decides, so a loaded machine cannot
-  // fail a right backend.
-  ctx.note_wait(Seconds(5));
-  auto r =
-      run_timed(ctx, b, Shell{"(sleep 5; touch " + sh_quote(marker) + ") & printf parent-done"}, {},
-                Seconds(60));
+  // The child holds stdout, waits for a gate that the rule opens only after
+  // run() returned, then makes its marker. A run() that waited for the
+  // stream finds the marker there (the child stops waiting after 20 s and
+  // makes it anyway); one that returned when the command exited does not,
+  // however long that took on a loaded machine: no clock decides.
+  auto r = run_timed(ctx, b,
+                     Shell{"(i=0; while [ ! -e " + sh_quote(gate) +
+                           " ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done; touch " +
+                           sh_quote(marker) + ") & printf parent-done"},
+                     {}, Seconds(90));
   ASSERT_TRUE(r.result.has_value()) << one_line(describe(r));
   EXPECT_EQ(r.result->out, "parent-done");
   EXPECT_EQ(r.result->exit_code, 0);
   EXPECT_FALSE(ctx.path_exists(b, marker))
       << "run() waited for the background child holding stdout (it returned after " << r.seconds
       << " s, when the child had ended)";
+  ctx.run(b, Shell{"touch " + sh_quote(gate)});
   EXPECT_TRUE(wait_until([&] { return ctx.path_exists(b, marker); }, Seconds(20)))
       << "the background child did not keep running";
 }
