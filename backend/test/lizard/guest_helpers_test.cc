@@ -14,6 +14,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lizard/testing/eventually.h"
@@ -31,6 +32,21 @@ struct Local {
   std::string out;
 };
 
+// This process's environment with the PATH a sandbox has: a caller's PATH
+// may hold a directory this user cannot search (root's PATH under runuser),
+// and then a missing program is EACCES (126) to sh and setsid, not 127.
+std::vector<char*> sandbox_environment() {
+  static const std::string path =
+      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).substr(0, 5) != "PATH=") env.push_back(*e);
+  }
+  env.push_back(const_cast<char*>(path.c_str()));
+  env.push_back(nullptr);
+  return env;
+}
+
 // Runs argv on this machine with stdin at EOF, in /tmp, and collects stdout.
 Local run_local(const std::vector<std::string>& argv) {
   int pipe_fds[2];
@@ -45,7 +61,8 @@ Local run_local(const std::vector<std::string>& argv) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  EXPECT_EQ(posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ), 0);
+  std::vector<char*> env = sandbox_environment();
+  EXPECT_EQ(posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), env.data()), 0);
   posix_spawn_file_actions_destroy(&actions);
   close(pipe_fds[1]);
   Local result;
