@@ -76,12 +76,14 @@ inline std::string mock_binary() {
 #endif
 }
 
-// Waiting and process counting come from lizard::testing, as in every other test.
-// The default wait is long (60 s): it costs nothing when the condition holds,
-// and a starved CI host (2 CPUs, ctest -j6) took over 10 s to start 64 commands.
+// Waiting and process counting come from lizard::testing, as in every other
+// test (Eventually's default wait, 60 s, included).
 using lizard::testing::host_processes_with;
-inline ::testing::AssertionResult eventually(
-    const std::function<bool()>& cond, std::chrono::milliseconds limit = std::chrono::seconds(60)) {
+inline ::testing::AssertionResult eventually(const std::function<bool()>& cond) {
+  return lizard::testing::Eventually(cond);
+}
+inline ::testing::AssertionResult eventually(const std::function<bool()>& cond,
+                                             std::chrono::milliseconds limit) {
   return lizard::testing::Eventually(cond, limit);
 }
 
