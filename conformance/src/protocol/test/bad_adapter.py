@@ -13,7 +13,6 @@ breaks the protocol the way MODE says, at the first backend/new (or run):
   wrong-id      answers backend/new with an id no request has
   exit-mid-run  exits (status 0) with the first request after backend/new in flight
   version       answers initialize with protocol version 2
-  mute          never answers initialize
   slow-line     answers backend/new with an error, its line written in pieces
                 over 4 s (no $/ping answered meanwhile: it is in that line)
   deaf          answers backend/new, then reads nothing more (pings neither)
@@ -90,9 +89,6 @@ def respond(request):
     if "id" not in request:
         return True
     if method == "initialize":
-        if MODE == "mute":
-            log("not answering initialize")
-            return True
         answer(request, {
             "protocol_version": "2" if MODE == "version" else "1",
             "name": "bad adapter (" + MODE + ")",
