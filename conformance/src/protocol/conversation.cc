@@ -71,9 +71,12 @@ void Connection::monitor() {
                                                             options_.answer_deadline / 4);
   auto last_ping = Clock::now();
   // The adapter's signs of life besides answers: the bytes of its input it
-  // has taken (written by us minus still in the pipe), and when that last grew.
+  // has taken (written by us minus still in the pipe), and when that last grew;
+  // when its output last had bytes in the pipe that this process had not
+  // read yet (the reader held up by a long line's copy or a starved host).
   std::int64_t taken = 0;
   Clock::time_point took_input{};
+  Clock::time_point output_unread{};
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_ && !broken_) {
     cv_.wait_for(lock, kPoll);
@@ -86,6 +89,8 @@ void Connection::monitor() {
       taken = written - queued;
       took_input = now;
     }
+    int unread = 0;
+    if (::ioctl(stdout_fd_, FIONREAD, &unread) == 0 && unread > 0) output_unread = now;
     bool waiting = false;
     std::optional<Clock::time_point> ping_sent;
     std::size_t in_flight = 0;
@@ -99,9 +104,11 @@ void Connection::monitor() {
     }
     const auto limit = deadline();
     // An adapter in the middle of its input or of a line of its own cannot
-    // answer a ping before it gets there: bytes moving either way are life.
+    // answer a ping before it gets there: bytes moving either way are life,
+    // and so are bytes it wrote that wait for this process to read them.
     const auto wrote_output = Clock::time_point(Clock::duration(line_progress_.load()));
-    if (ping_sent && now - std::max({*ping_sent, wrote_output, took_input}) > limit) {
+    if (ping_sent &&
+        now - std::max({*ping_sent, wrote_output, took_input, output_unread}) > limit) {
       lock.unlock();
       fault("answered no $/ping for " + seconds_text(limit) + " while " +
                 std::to_string(in_flight) + " request(s) were in flight (hung)",

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -230,6 +231,29 @@ TEST(AdapterClient, AnAnswerStillArrivingIsNotAHang) {
     EXPECT_NE(why.find("a slow line"), std::string::npos) << why;
     EXPECT_EQ(why.find("hung"), std::string::npos) << why;
   }
+}
+
+TEST(AdapterClient, AnAnswerWaitingInThePipeIsNotAHang) {
+  // This process's reader is held for 5 s after the answer to backend/new
+  // (the tap runs on its thread), as a long line's copy or a starved host
+  // holds it; the call is still in flight, so the client pings, and the
+  // adapter answers into the pipe. At an answer deadline of 2 s that adapter
+  // is not hung: what it wrote is there, unread.
+  AdapterOptions options = serve_options("local");
+  options.answer_deadline = std::chrono::seconds(2);
+  std::atomic<bool> armed{false};
+  std::atomic<bool> held{false};
+  options.tap = [&](bool to_adapter, std::string_view) {
+    if (to_adapter || !armed.exchange(false)) return;
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    held = true;
+  };
+  const auto client = AdapterClient::start(options);
+  armed = true;
+  auto b = client->make();
+  EXPECT_TRUE(held);
+  EXPECT_EQ(client->fault(), "");
+  EXPECT_EQ(b->commands()->run(Argv{{"echo", "alive"}}).out, "alive\n");
 }
 
 // What a write to the adapter ended with: its error, "written" when it
