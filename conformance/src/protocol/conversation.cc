@@ -76,6 +76,7 @@ void Connection::monitor() {
   // read yet (the reader held up by a long line's copy or a starved host).
   std::int64_t taken = 0;
   Clock::time_point took_input{};
+  Clock::time_point input_drained{};
   Clock::time_point output_unread{};
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_ && !broken_) {
@@ -85,10 +86,14 @@ void Connection::monitor() {
     // The count first: a write between the two then only makes `taken` smaller.
     const auto written = static_cast<std::int64_t>(written_bytes_.load());
     int queued = 0;
-    if (::ioctl(stdin_fd_, FIONREAD, &queued) == 0 && written - queued > taken) {
+    const bool measured = ::ioctl(stdin_fd_, FIONREAD, &queued) == 0;
+    if (measured && written - queued > taken) {
       taken = written - queued;
       took_input = now;
     }
+    // Nothing written waits in the pipe: the adapter is not behind on its
+    // input, whatever holds up the line's writer (a starved host).
+    if (measured && queued == 0) input_drained = now;
     int unread = 0;
     if (::ioctl(stdout_fd_, FIONREAD, &unread) == 0 && unread > 0) output_unread = now;
     bool waiting = false;
@@ -116,7 +121,7 @@ void Connection::monitor() {
       return;
     }
     const auto line_started = Clock::time_point(Clock::duration(write_started_.load()));
-    if (writing_ && now - std::max(line_started, took_input) > limit) {
+    if (writing_ && now - std::max({line_started, took_input, input_drained}) > limit) {
       lock.unlock();
       fault("read none of its input for " + seconds_text(limit) + " (hung)", true);
       return;
@@ -237,6 +242,7 @@ void Connection::write_line(std::string_view line, bool may_wait) {
     std::atomic<bool>& flag;
     ~Done() { flag = false; }
   } done{writing_};
+  if (options_.tap) options_.tap(true, line.substr(0, line.size() - 1));  // without its '\n'
   // A write to an adapter that died raises SIGPIPE in this thread: keep it
   // blocked here and take it, so the runner gets EPIPE instead of dying.
   sigset_t pipe_set, old;
@@ -321,7 +327,6 @@ std::uint64_t Connection::send_request(std::string_view method,
                              " request does not match the protocol's schema: " + why);
     }
   }
-  if (options_.tap) options_.tap(true, message);
   try {
     // The monitor's ping never waits behind a line being written: it could
     // not overtake it, and the monitor must stay free to see the writer stuck.
@@ -347,7 +352,6 @@ void Connection::send_cancel(std::uint64_t id) {
   w.Uint64(id);
   w.EndObject();
   w.EndObject();
-  if (options_.tap) options_.tap(true, std::string_view(buffer.GetString(), buffer.GetSize()));
   buffer.Put('\n');
   const std::string_view line(buffer.GetString(), buffer.GetSize());
   try {

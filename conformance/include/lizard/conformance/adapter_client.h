@@ -79,7 +79,8 @@ struct AdapterOptions {
   // is a protocol fault.
   bool check_schemas = false;
   // Sees every line, to the adapter (true) or from it (false), before it is
-  // sent or parsed. For tests; called on the client's threads.
+  // sent or parsed. For tests; called on the client's threads (the writer's
+  // once that line is being written, the reader's before it is handled).
   std::function<void(bool to_adapter, std::string_view line)> tap;
 };
 

@@ -256,6 +256,28 @@ TEST(AdapterClient, AnAnswerWaitingInThePipeIsNotAHang) {
   EXPECT_EQ(b->commands()->run(Argv{{"echo", "alive"}}).out, "alive\n");
 }
 
+TEST(AdapterClient, AWriterHeldUpIsNotAnAdapterThatStoppedReading) {
+  // This process's writer is held for 5 s in the middle of sending
+  // backend/new (the tap runs on its thread, the line already being
+  // written), as a starved host holds it. The adapter has taken all there
+  // was to take: at an answer deadline of 2 s it has not stopped reading.
+  AdapterOptions options = serve_options("local");
+  options.answer_deadline = std::chrono::seconds(2);
+  std::atomic<bool> armed{false};
+  std::atomic<bool> held{false};
+  options.tap = [&](bool to_adapter, std::string_view) {
+    if (!to_adapter || !armed.exchange(false)) return;
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    held = true;
+  };
+  const auto client = AdapterClient::start(options);
+  armed = true;
+  auto b = client->make();
+  EXPECT_TRUE(held);
+  EXPECT_EQ(client->fault(), "");
+  EXPECT_EQ(b->commands()->run(Argv{{"echo", "alive"}}).out, "alive\n");
+}
+
 // What a write to the adapter ended with: its error, "written" when it
 // succeeded, or "still writing" when it had not ended 60 s later.
 std::string write_outcome(AdapterClient& client, std::size_t bytes) {
