@@ -1,14 +1,14 @@
 #include "journal.h"
 
 #include <string>
+#include <string_view>
 
 namespace lizard::mock::internal {
 
-void Journal::record(JournalEntry entry) {
-  if (entry.body.size() > limits_.max_body_bytes) {
-    const std::size_t all = entry.body.size();
-    entry.body.resize(limits_.max_body_bytes);
-    entry.body += "...[cut by lizard-mock: " + std::to_string(all) + " bytes in all]";
+void Journal::record(JournalEntry entry, std::string_view body) {
+  entry.body.assign(body.substr(0, limits_.max_body_bytes));
+  if (body.size() > limits_.max_body_bytes) {
+    entry.body += "...[cut by lizard-mock: " + std::to_string(body.size()) + " bytes in all]";
   }
   std::lock_guard lock(mu_);
   total_bytes_ += entry.body.size();

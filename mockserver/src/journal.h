@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "lizard/mock/mock_server.h"
@@ -24,8 +25,9 @@ class Journal {
  public:
   explicit Journal(JournalLimits limits = JournalLimits()) : limits_(limits) {}
 
-  // Keeps `entry`, its body cut to the per-entry limit.
-  void record(JournalEntry entry);
+  // Keeps `entry` with `body`, cut to the per-entry limit: only what is
+  // kept is copied (a write's body can be 256 MiB).
+  void record(JournalEntry entry, std::string_view body);
   std::vector<JournalEntry> entries() const;
   void clear();
   // Entries dropped to stay within the limits since the last clear().

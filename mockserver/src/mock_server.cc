@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "api_error.h"
@@ -133,11 +135,16 @@ class MockServer::Impl {
       // reading, never after buffering.
       std::string body;
       bool too_large = false;
+      // The announced length (checked against the limit above) is reserved
+      // once the first bytes come: no copy as the body grows, and a client
+      // that announces much and sends nothing costs nothing.
+      const std::string length = req.get_header_value("Content-Length");
       const bool ok = reader([&](const char* data, std::size_t n) {
         if (body.size() + n > state_.options().max_body_bytes) {
           too_large = true;
           return false;
         }
+        if (body.empty() && !length.empty()) body.reserve(std::stoull(length));
         body.append(data, n);
         return true;
       });
@@ -212,16 +219,15 @@ class MockServer::Impl {
     return true;
   }
 
-  void record(const httplib::Request& req, int status, const std::string& body) {
+  void record(const httplib::Request& req, int status, std::string_view body) {
     JournalEntry e;
     e.method = req.method;
     e.path = req.path;
     const auto q = req.target.find('?');
     if (q != std::string::npos) e.query = req.target.substr(q + 1);
     e.status = status;
-    e.body = body;
     e.accept = req.get_header_value("Accept");
-    journal_.record(std::move(e));
+    journal_.record(std::move(e), body);
   }
 
   void log_line(const httplib::Request& req, int status,
@@ -311,7 +317,8 @@ class MockServer::Impl {
       }
     }
     const int status = handle_api(req, res, body);
-    const std::string& kept = status == 401 ? std::string() : body;
+    // A view: `cond ? std::string() : body` would copy the body.
+    const std::string_view kept = status == 401 ? std::string_view() : std::string_view(body);
     if (fault && fault->action == FaultRule::Action::kCloseAfterHandling) {
       // The work happens (a streamed exec runs to its end), the answer is lost.
       internal::finish_streaming_silently(res);
