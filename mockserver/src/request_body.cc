@@ -35,6 +35,13 @@ std::optional<std::string> RequestBody::str(const char* name) const {
   return string_of(*v);
 }
 
+std::optional<std::string_view> RequestBody::view(const char* name) const {
+  const rapidjson::Value* v = get(name);
+  if (!v) return std::nullopt;
+  if (!v->IsString()) bad(name, "a string");
+  return std::string_view(v->GetString(), v->GetStringLength());
+}
+
 std::optional<std::int64_t> RequestBody::integer(const char* name) const {
   const rapidjson::Value* v = get(name);
   if (!v) return std::nullopt;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,8 @@ class RequestBody {
 
   const rapidjson::Value* get(const char* name) const;
   std::optional<std::string> str(const char* name) const;
+  // The same without a copy: valid while this RequestBody lives.
+  std::optional<std::string_view> view(const char* name) const;
   std::optional<std::int64_t> integer(const char* name) const;
   std::optional<bool> boolean(const char* name) const;
   // An object of strings; names must be non-empty without '=' or NUL, values

@@ -104,13 +104,17 @@ void write(MockState& state, Call& c) {
   RequestBody b(c.body);
   auto path = b.str("path");
   if (!path) api_error(400, "'path' is required", "EINVAL");
-  auto content = b.str("content");
+  // A view into the parsed body: the content is not copied again.
+  const auto content = b.view("content");
   if (!content) api_error(400, "'content' is required", "EINVAL");
   const std::string user = b.str("user").value_or("root");
   const std::string enc = b.str("encoding").value_or("utf8");
-  std::string bytes;
+  std::string decoded;
+  std::string_view bytes;
   if (enc == "base64") {
-    if (!decode_base64(*content, bytes)) api_error(400, "'content' is not valid base64", "EINVAL");
+    if (!decode_base64(*content, decoded))
+      api_error(400, "'content' is not valid base64", "EINVAL");
+    bytes = decoded;
     if (!era.binary_uploads && !lizard::workspace::is_valid_utf8(bytes)) {
       api_error(400,
                 "The decoded content is not UTF-8: this runtime takes UTF-8 file content only "
@@ -118,7 +122,7 @@ void write(MockState& state, Call& c) {
                 "INVALID_UTF8");
     }
   } else if (enc == "utf8" || enc == "utf-8" || enc == "text") {
-    bytes = std::move(*content);
+    bytes = *content;
   } else {
     api_error(400, "Unknown encoding: " + enc, "EINVAL");
   }
