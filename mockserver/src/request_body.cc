@@ -29,10 +29,9 @@ const rapidjson::Value* RequestBody::get(const char* name) const {
 }
 
 std::optional<std::string> RequestBody::str(const char* name) const {
-  const rapidjson::Value* v = get(name);
+  const auto v = view(name);
   if (!v) return std::nullopt;
-  if (!v->IsString()) bad(name, "a string");
-  return string_of(*v);
+  return std::string(*v);
 }
 
 std::optional<std::string_view> RequestBody::view(const char* name) const {
