@@ -59,6 +59,31 @@ TEST(Utf8Repair, ChunkedRepairEqualsWholeRepair) {
   }
 }
 
+// The check runs eight ASCII bytes at a time: whatever the alignment, the
+// first invalid sequence is found where it starts, and a valid character
+// that straddles a word is valid.
+TEST(Utf8ValidPrefix, FindsTheFirstInvalidSequenceAtEveryAlignment) {
+  for (std::size_t len = 0; len <= 24; ++len) {
+    for (std::size_t at = 0; at <= len; ++at) {
+      for (const std::string bad :
+           {"\x80", "\xFF", "\xC0\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80"}) {
+        std::string text(len, 'a');
+        text.insert(at, bad);
+        EXPECT_EQ(utf8_valid_prefix(text), at) << "length " << len << ", at " << at;
+        EXPECT_FALSE(is_valid_utf8(text));
+      }
+      std::string good(len, 'a');
+      good.insert(at, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+      EXPECT_EQ(utf8_valid_prefix(good), good.size()) << "length " << len << ", at " << at;
+      std::string cut(len, 'a');
+      cut.append("\xE2\x82");  // a character cut off at the end
+      EXPECT_EQ(utf8_valid_prefix(cut), len);
+    }
+  }
+  EXPECT_EQ(utf8_valid_prefix(""), 0u);
+  EXPECT_EQ(utf8_valid_prefix(std::string("a\0b", 3)), 3u);
+}
+
 TEST(Utf8Truncate, NeverSplitsACharacter) {
   const std::string text = "aé€";  // 1 + 2 + 3 bytes
   EXPECT_EQ(utf8_truncate(text, 2), "a");

@@ -5,11 +5,15 @@
 
 namespace lizard::mock::internal {
 
-void Journal::record(JournalEntry entry, std::string_view body) {
-  entry.body.assign(body.substr(0, limits_.max_body_bytes));
+std::string Journal::keep(std::string_view body) const {
+  std::string kept(body.substr(0, limits_.max_body_bytes));
   if (body.size() > limits_.max_body_bytes) {
-    entry.body += "...[cut by lizard-mock: " + std::to_string(body.size()) + " bytes in all]";
+    kept += "...[cut by lizard-mock: " + std::to_string(body.size()) + " bytes in all]";
   }
+  return kept;
+}
+
+void Journal::record(JournalEntry entry) {
   std::lock_guard lock(mu_);
   total_bytes_ += entry.body.size();
   entries_.push_back(std::move(entry));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,9 +26,12 @@ class Journal {
  public:
   explicit Journal(JournalLimits limits = JournalLimits()) : limits_(limits) {}
 
-  // Keeps `entry` with `body`, cut to the per-entry limit: only what is
-  // kept is copied (a write's body can be 256 MiB).
-  void record(JournalEntry entry, std::string_view body);
+  // `body` as an entry keeps it: cut to the per-entry limit, with a marker
+  // saying how long it was. Only what is kept is copied (a write's body can
+  // be 256 MiB). Taken before a route parses the body in place.
+  std::string keep(std::string_view body) const;
+  // Keeps `entry`, whose body keep() made.
+  void record(JournalEntry entry);
   std::vector<JournalEntry> entries() const;
   void clear();
   // Entries dropped to stay within the limits since the last clear().

@@ -1,5 +1,6 @@
 // Small JSON helpers over RapidJSON for the mock's handlers: strict parsing
-// of untrusted bodies (invalid UTF-8 and deep nesting are parse errors) and a writer that
+// of untrusted bodies, in place (invalid UTF-8, NUL and deep nesting are
+// parse errors) and a writer that
 // always produces valid JSON (strings are repaired to UTF-8 first; NUL is
 // escaped as \u0000). Thread-safe: no shared state.
 #pragma once
@@ -17,24 +18,49 @@
 
 namespace lizard::mock::internal {
 
-// Bodies are parsed with the client's guard (backend/src/api/bounded_json.h):
+// Bodies are parsed with the client's depth guard (backend/src/api/bounded_json.h):
 // iteratively, so no depth overflows the stack, and no deeper than
 // kMaxJsonDepth (64) levels; no route needs more than a few, and the cap
 // keeps every later walk of a document (copies, Accept) shallow.
 using api::internal::kMaxJsonDepth;
 
-// Parses `body`; false (with a sentence in `error`) on malformed JSON,
-// invalid UTF-8, or nesting deeper than kMaxJsonDepth.
-inline bool parse_json(std::string_view body, rapidjson::Document& doc, std::string& error) {
-  const auto parsed =
-      api::internal::parse_bounded_json<rapidjson::kParseValidateEncodingFlag>(doc, body);
-  if (parsed.too_deep) {
+// Parses `body` in place (RapidJSON's in-situ mode): strings are unescaped
+// inside `body` and `doc` points into it, so a write of 256 MiB is not copied
+// twice more on its way to the disk. `body` is garbage afterwards and must
+// outlive `doc`. False (with a sentence in `error`) on malformed JSON, text
+// that is not UTF-8 (checked in one pass over the whole text, much faster
+// than RapidJSON's check byte by byte; outside strings JSON is ASCII anyway),
+// a NUL byte (JSON allows none unescaped; it would end an in-situ parse
+// early), or nesting deeper than kMaxJsonDepth.
+inline bool parse_json_in_place(std::string& body, rapidjson::Document& doc, std::string& error) {
+  const auto at = [](std::size_t offset) { return " at offset " + std::to_string(offset); };
+  if (const auto nul = body.find('\0'); nul != std::string::npos) {
+    error = "Malformed JSON: a NUL byte" + at(nul);
+    return false;
+  }
+  if (const auto valid = lizard::workspace::utf8_valid_prefix(body); valid != body.size()) {
+    error = "Malformed JSON: Invalid encoding in string." + at(valid);
+    return false;
+  }
+  rapidjson::ParseResult result;
+  bool too_deep = false;
+  auto fill = [&](rapidjson::Document& d) {
+    rapidjson::InsituStringStream in(body.data());
+    rapidjson::Reader reader;
+    api::internal::DepthLimited<rapidjson::Document> handler(d);
+    result =
+        reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(in, handler);
+    too_deep = handler.too_deep();
+    return !result.IsError();
+  };
+  doc.Populate(fill);
+  if (too_deep) {
     error = "Malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     return false;
   }
-  if (!parsed.ok()) {
-    error = std::string("Malformed JSON: ") + rapidjson::GetParseError_En(parsed.result.Code()) +
-            " at offset " + std::to_string(parsed.result.Offset());
+  if (result.IsError()) {
+    error = std::string("Malformed JSON: ") + rapidjson::GetParseError_En(result.Code()) +
+            at(result.Offset());
     return false;
   }
   return true;

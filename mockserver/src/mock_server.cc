@@ -127,7 +127,8 @@ class MockServer::Impl {
                                            : httplib::Server::HandlerResponse::Unhandled;
     });
     const auto plain = [this](const httplib::Request& req, httplib::Response& res) {
-      dispatch(req, res, req.body);
+      std::string body = req.body;  // mutable: a route parses it in place
+      dispatch(req, res, body);
     };
     const auto with_body = [this](const httplib::Request& req, httplib::Response& res,
                                   const httplib::ContentReader& reader) {
@@ -219,7 +220,8 @@ class MockServer::Impl {
     return true;
   }
 
-  void record(const httplib::Request& req, int status, std::string_view body) {
+  // `kept`: the body as the journal keeps it (Journal::keep), or nothing.
+  void record(const httplib::Request& req, int status, std::string kept = {}) {
     JournalEntry e;
     e.method = req.method;
     e.path = req.path;
@@ -227,7 +229,8 @@ class MockServer::Impl {
     if (q != std::string::npos) e.query = req.target.substr(q + 1);
     e.status = status;
     e.accept = req.get_header_value("Accept");
-    journal_.record(std::move(e), body);
+    e.body = std::move(kept);
+    journal_.record(std::move(e));
   }
 
   void log_line(const httplib::Request& req, int status,
@@ -269,7 +272,7 @@ class MockServer::Impl {
   }
 
   // Returns the status the journal records (401s keep no body).
-  int handle_api(const httplib::Request& req, httplib::Response& res, const std::string& body) {
+  int handle_api(const httplib::Request& req, httplib::Response& res, std::string& body) {
     if (!is_api(req.path)) {
       reply(res, 404, error_body({404, "Not found", "NOT_FOUND", ""}));
       return res.status;
@@ -284,7 +287,8 @@ class MockServer::Impl {
     return res.status;
   }
 
-  void dispatch(const httplib::Request& req, httplib::Response& res, const std::string& body) {
+  // `body` is the route's to parse in place: the journal's copy comes first.
+  void dispatch(const httplib::Request& req, httplib::Response& res, std::string& body) {
     const auto t0 = std::chrono::steady_clock::now();
     if (req.path.rfind("/_mock/", 0) == 0) {
       if (!same_secret(internal::current_connection().control_key, control_key_)) {
@@ -301,14 +305,14 @@ class MockServer::Impl {
         case FaultRule::Action::kRespond:
           res.status = fault->status;
           res.set_content(fault->body, fault->content_type);
-          record(req, res.status, body);
+          record(req, res.status, journal_.keep(body));
           log_line(req, res.status, t0);
           return;
         case FaultRule::Action::kDelay:
           std::this_thread::sleep_for(fault->delay);
           break;
         case FaultRule::Action::kClose:
-          record(req, 0, body);
+          record(req, 0, journal_.keep(body));
           log_line(req, 0, t0);
           internal::drop_connection(req.local_port, req.remote_port);
           return;
@@ -316,13 +320,13 @@ class MockServer::Impl {
           break;
       }
     }
+    std::string kept = journal_.keep(body);
     const int status = handle_api(req, res, body);
-    // A view: `cond ? std::string() : body` would copy the body.
-    const std::string_view kept = status == 401 ? std::string_view() : std::string_view(body);
+    if (status == 401) kept.clear();
     if (fault && fault->action == FaultRule::Action::kCloseAfterHandling) {
       // The work happens (a streamed exec runs to its end), the answer is lost.
       internal::finish_streaming_silently(res);
-      record(req, 0, kept);
+      record(req, 0, std::move(kept));
       log_line(req, 0, t0);
       internal::drop_connection(req.local_port, req.remote_port);
       return;
@@ -330,7 +334,7 @@ class MockServer::Impl {
     if (fault && fault->action == FaultRule::Action::kTruncate) {
       internal::truncate_response(res, fault->truncate_at);
     }
-    record(req, res.status, kept);
+    record(req, res.status, std::move(kept));
     log_line(req, res.status, t0);
   }
 

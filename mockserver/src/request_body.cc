@@ -12,13 +12,13 @@ namespace {
 
 }  // namespace
 
-RequestBody::RequestBody(const std::string& text, bool allow_empty) {
+RequestBody::RequestBody(std::string& text, bool allow_empty) {
   if (allow_empty && text.find_first_not_of(" \t\r\n") == std::string::npos) {
     doc_.SetObject();
     return;
   }
   std::string err;
-  if (!parse_json(text, doc_, err)) api_error(400, err, "BAD_REQUEST");
+  if (!parse_json_in_place(text, doc_, err)) api_error(400, err, "BAD_REQUEST");
   if (!doc_.IsObject()) api_error(400, "The request body must be a JSON object", "BAD_REQUEST");
 }
 

@@ -1,6 +1,6 @@
-// Typed access to a JSON request body. Every accessor answers 400 (by
-// throwing ApiError) when the field has the wrong type; a missing or null
-// field is std::nullopt. Thread-compatible.
+// Typed access to a JSON request body, parsed in place. Every accessor
+// answers 400 (by throwing ApiError) when the field has the wrong type; a
+// missing or null field is std::nullopt. Thread-compatible.
 #pragma once
 
 #include <rapidjson/document.h>
@@ -16,9 +16,11 @@ namespace lizard::mock::internal {
 
 class RequestBody {
  public:
-  // Parses `text` (400 BAD_REQUEST when it is not a JSON object; invalid
-  // UTF-8 is malformed). `allow_empty`: an empty body is an empty object.
-  explicit RequestBody(const std::string& text, bool allow_empty = false);
+  // Parses `text` in place (json.h: 400 BAD_REQUEST when it is not a JSON
+  // object; invalid UTF-8 and NUL are malformed): `text` is garbage
+  // afterwards, and must outlive this RequestBody. `allow_empty`: an empty
+  // body is an empty object.
+  explicit RequestBody(std::string& text, bool allow_empty = false);
 
   const rapidjson::Value* get(const char* name) const;
   std::optional<std::string> str(const char* name) const;

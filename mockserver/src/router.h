@@ -24,7 +24,9 @@ namespace lizard::mock::internal {
 struct Call {
   const httplib::Request& req;
   httplib::Response& res;
-  const std::string& body;          // the request body, read within the body limit
+  // The request body, read within the body limit; a RequestBody parses it
+  // in place (the journal has its copy already).
+  std::string& body;
   std::vector<std::string> params;  // the {name} segments of the pattern, in order
   ApiKey key;                       // the caller's key (control routes: none)
 

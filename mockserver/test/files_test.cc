@@ -210,6 +210,44 @@ TEST_F(FilesTest, OddNamesRoundTrip) {
   EXPECT_TRUE(parse(raw->body).IsObject());
 }
 
+// Bodies are parsed in place (mockserver/src/json.h): escapes are decoded
+// inside the received text, so the journal must have taken its copy first,
+// and a NUL, which would end an in-situ parse early, is malformed.
+TEST_F(FilesTest, EscapesDecodeInPlaceAndTheJournalKeepsTheBodyAsSent) {
+  const std::string sent =
+      "{\"path\":\"/workspace/esc\\u0041.txt\",\"content\":"
+      "\"a\\nb\\t\\\"q\\\" \\u00e9 \\ud83d\\ude00 \\\\ \\/end\"}";
+  auto w = post(files_path(id_), sent);
+  ASSERT_TRUE(w);
+  ASSERT_EQ(w->status, 200) << w->body;
+  const auto written = server_->requests();
+  ASSERT_FALSE(written.empty());
+  EXPECT_EQ(written.back().body, sent) << "the journal must keep the body as it was sent";
+  EXPECT_EQ(read("/workspace/escA.txt")->body, "a\nb\t\"q\" \xC3\xA9 \xF0\x9F\x98\x80 \\ /end");
+
+  const std::string nul(1, '\0');
+  const std::string cases[][2] = {
+      // A NUL after the object: an in-situ parse would stop there and write.
+      {"{\"path\":\"/workspace/nul-after\",\"content\":\"x\"}" + nul + "{", "NUL"},
+      {"{\"path\":\"/workspace/nul-inside\",\"content\":\"x" + nul + "y\"}", "NUL"},
+      {"{\"path\":\"/workspace/bad-utf8\",\"content\":\"x\xFFy\"}", "Invalid encoding"},
+      {"{\"path\":\"/workspace/surrogate\",\"content\":\"\xED\xA0\x80\"}", "Invalid encoding"},
+      {"{\"path\":\"/workspace/unclosed\",\"content\":\"x", "Malformed JSON"},
+  };
+  for (const auto& [body, why] : cases) {
+    auto r = post(files_path(id_), body);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_EQ(code(r), "BAD_REQUEST") << r->body;
+    EXPECT_NE(r->body.find(why), std::string::npos) << r->body;
+    EXPECT_EQ(server_->requests().back().body, body) << "the journal keeps a refused body as sent";
+  }
+  for (const char* path : {"/workspace/nul-after", "/workspace/nul-inside", "/workspace/bad-utf8",
+                           "/workspace/surrogate", "/workspace/unclosed"}) {
+    EXPECT_EQ(read(path)->status, 404) << path << " was written from a malformed body";
+  }
+}
+
 TEST_F(FilesTest, MoveCreatesParentsAndWatchIs501) {
   ASSERT_EQ(write("/workspace/m", "moved")->status, 200);
   auto mv = post(files_path(id_) + "/move", R"({"from":"/workspace/m","to":"/workspace/x/y/m2"})");

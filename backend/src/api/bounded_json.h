@@ -3,8 +3,9 @@
 // of a few hundred KB of "[" would overflow the stack. parse_bounded() parses
 // iteratively and refuses nesting deeper than kMaxJsonDepth (no answer of
 // the API nests more than a few levels; the cap also keeps every later walk
-// of the document shallow). The mock parses request bodies with it too
-// (mockserver/src/json.h). Pure functions; thread-safe.
+// of the document shallow). The mock parses request bodies with
+// DepthLimited too, in place (mockserver/src/json.h). Pure functions;
+// thread-safe.
 #pragma once
 
 #include <rapidjson/document.h>

@@ -23,25 +23,32 @@ constexpr auto kDecode = make_decode_table();
 void base64_encode_append(std::string_view bytes, std::string& out) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   const std::size_t n = bytes.size();
-  const std::size_t start = out.size();
-  out.resize(start + base64_encoded_size(n));
-  char* o = out.data() + start;
+  out.reserve(out.size() + base64_encoded_size(n));
+  // Encoded a block at a time into `block` and appended: `out` is written
+  // once (resize() would zero tens of MiB first).
+  char block[4096];
+  std::size_t used = 0;
   std::size_t i = 0;
   for (; i + 3 <= n; i += 3) {
     const unsigned v = (p[i] << 16) | (p[i + 1] << 8) | p[i + 2];
-    *o++ = kAlphabet[(v >> 18) & 63];
-    *o++ = kAlphabet[(v >> 12) & 63];
-    *o++ = kAlphabet[(v >> 6) & 63];
-    *o++ = kAlphabet[v & 63];
+    block[used++] = kAlphabet[(v >> 18) & 63];
+    block[used++] = kAlphabet[(v >> 12) & 63];
+    block[used++] = kAlphabet[(v >> 6) & 63];
+    block[used++] = kAlphabet[v & 63];
+    if (used == sizeof block) {
+      out.append(block, used);
+      used = 0;
+    }
   }
   if (i < n) {
     unsigned v = p[i] << 16;
     if (i + 1 < n) v |= p[i + 1] << 8;
-    *o++ = kAlphabet[(v >> 18) & 63];
-    *o++ = kAlphabet[(v >> 12) & 63];
-    *o++ = i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
-    *o++ = '=';
+    block[used++] = kAlphabet[(v >> 18) & 63];
+    block[used++] = kAlphabet[(v >> 12) & 63];
+    block[used++] = i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
+    block[used++] = '=';
   }
+  out.append(block, used);
 }
 
 std::string base64_encode(std::string_view bytes) {

@@ -1,12 +1,28 @@
 #include "lizard/workspace/utf8.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace lizard::workspace {
 
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+
+// The index of the first byte at or after `i` that is not ASCII (or the
+// size): eight bytes at a time, since large texts (a 64 MiB upload's base64,
+// a command's 10 MiB of output) are mostly ASCII.
+std::size_t skip_ascii(std::string_view bytes, std::size_t i) {
+  constexpr std::uint64_t kHighBits = 0x8080808080808080ULL;
+  while (i + 8 <= bytes.size()) {
+    std::uint64_t word;
+    std::memcpy(&word, bytes.data() + i, sizeof word);
+    if (word & kHighBits) break;
+    i += 8;
+  }
+  while (i < bytes.size() && static_cast<std::uint8_t>(bytes[i]) < 0x80) ++i;
+  return i;
+}
 
 // Length of the valid sequence starting at bytes[i], or 0 when the bytes at i
 // are not a valid (complete) sequence. `*maximal` gets the length of the
@@ -48,11 +64,7 @@ std::string repair_utf8(std::string_view bytes) {
   out.reserve(bytes.size());
   std::size_t i = 0;
   std::size_t run_start = 0;
-  while (i < bytes.size()) {
-    if (static_cast<std::uint8_t>(bytes[i]) < 0x80) {
-      ++i;
-      continue;
-    }
+  while ((i = skip_ascii(bytes, i)) < bytes.size()) {
     std::size_t maximal = 1;
     const std::size_t n = sequence_length(bytes, i, &maximal);
     if (n != 0) {
@@ -68,15 +80,17 @@ std::string repair_utf8(std::string_view bytes) {
   return out;
 }
 
-bool is_valid_utf8(std::string_view bytes) {
+bool is_valid_utf8(std::string_view bytes) { return utf8_valid_prefix(bytes) == bytes.size(); }
+
+std::size_t utf8_valid_prefix(std::string_view bytes) {
   std::size_t i = 0;
-  while (i < bytes.size()) {
+  while ((i = skip_ascii(bytes, i)) < bytes.size()) {
     std::size_t maximal = 1;
     const std::size_t n = sequence_length(bytes, i, &maximal);
-    if (n == 0) return false;
+    if (n == 0) return i;
     i += n;
   }
-  return true;
+  return i;
 }
 
 std::size_t utf8_complete_prefix(std::string_view bytes) {

@@ -16,6 +16,10 @@ std::string repair_utf8(std::string_view bytes);
 // True when `bytes` is valid UTF-8 (no surrogates, no overlongs, <= U+10FFFF).
 bool is_valid_utf8(std::string_view bytes);
 
+// The length of the longest valid UTF-8 prefix of `bytes`: bytes.size()
+// when all of it is valid, else the offset of the first invalid sequence.
+std::size_t utf8_valid_prefix(std::string_view bytes);
+
 // The length of the longest prefix of `bytes` that does not end inside an
 // incomplete (but so far valid) multi-byte sequence. Lets a stream decoder
 // repair chunk by chunk without splitting a character that spans chunks.
