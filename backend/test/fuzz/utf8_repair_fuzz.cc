@@ -1,7 +1,9 @@
 // Properties of the UTF-8 repair, for any input:
 // - the output is valid UTF-8;
 // - valid input comes back unchanged;
-// - repairing chunk by chunk (carrying incomplete tails) equals repairing whole.
+// - repairing chunk by chunk (carrying incomplete tails) equals repairing whole;
+// - utf8_valid_prefix ends where the first invalid sequence starts (the
+//   repair replaces what follows it first).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!is_valid_utf8(whole)) std::abort();
   if (is_valid_utf8(input) && whole != input) std::abort();
   if (repair_utf8(whole) != whole) std::abort();
+
+  const std::size_t valid = utf8_valid_prefix(input);
+  if (valid > size || repair_utf8(input.substr(0, valid)) != input.substr(0, valid)) std::abort();
+  if (valid < size && repair_utf8(input.substr(valid)).rfind("\xEF\xBF\xBD", 0) != 0) std::abort();
 
   // Chunk sizes come from the first byte so the fuzzer explores them too.
   const std::size_t step = size == 0 ? 1 : 1 + data[0] % 7;
