@@ -127,8 +127,10 @@ class MockServer::Impl {
                                            : httplib::Server::HandlerResponse::Unhandled;
     });
     const auto plain = [this](const httplib::Request& req, httplib::Response& res) {
-      std::string body = req.body;  // mutable: a route parses it in place
-      dispatch(req, res, body);
+      // httplib reads no body for GET or OPTIONS, and no such route reads
+      // one: the route gets an empty one to parse, never a copy.
+      std::string none;
+      dispatch(req, res, none, req.body);
     };
     const auto with_body = [this](const httplib::Request& req, httplib::Response& res,
                                   const httplib::ContentReader& reader) {
@@ -151,7 +153,7 @@ class MockServer::Impl {
       });
       if (too_large) return refuse(req, res, 413, "Request body too large", "PAYLOAD_TOO_LARGE");
       if (!ok) return refuse(req, res, 400, "The request body could not be read", "BAD_REQUEST");
-      dispatch(req, res, body);
+      dispatch(req, res, body, body);
     };
     const std::string any = ".*";
     http_.Get(any, plain);
@@ -287,8 +289,10 @@ class MockServer::Impl {
     return res.status;
   }
 
-  // `body` is the route's to parse in place: the journal's copy comes first.
-  void dispatch(const httplib::Request& req, httplib::Response& res, std::string& body) {
+  // `body` is the route's to parse in place; `sent` is the body as it came
+  // (the same buffer, or not), of which the journal takes its copy first.
+  void dispatch(const httplib::Request& req, httplib::Response& res, std::string& body,
+                std::string_view sent) {
     const auto t0 = std::chrono::steady_clock::now();
     if (req.path.rfind("/_mock/", 0) == 0) {
       if (!same_secret(internal::current_connection().control_key, control_key_)) {
@@ -305,14 +309,14 @@ class MockServer::Impl {
         case FaultRule::Action::kRespond:
           res.status = fault->status;
           res.set_content(fault->body, fault->content_type);
-          record(req, res.status, journal_.keep(body));
+          record(req, res.status, journal_.keep(sent));
           log_line(req, res.status, t0);
           return;
         case FaultRule::Action::kDelay:
           std::this_thread::sleep_for(fault->delay);
           break;
         case FaultRule::Action::kClose:
-          record(req, 0, journal_.keep(body));
+          record(req, 0, journal_.keep(sent));
           log_line(req, 0, t0);
           internal::drop_connection(req.local_port, req.remote_port);
           return;
@@ -320,7 +324,7 @@ class MockServer::Impl {
           break;
       }
     }
-    std::string kept = journal_.keep(body);
+    std::string kept = journal_.keep(sent);
     const int status = handle_api(req, res, body);
     if (status == 401) kept.clear();
     if (fault && fault->action == FaultRule::Action::kCloseAfterHandling) {
