@@ -1,8 +1,8 @@
 // Small JSON helpers over RapidJSON for the mock's handlers: strict parsing
 // of untrusted bodies, in place (invalid UTF-8, NUL and deep nesting are
-// parse errors) and a writer that
-// always produces valid JSON (strings are repaired to UTF-8 first; NUL is
-// escaped as \u0000). Thread-safe: no shared state.
+// parse errors), and a writer that always produces valid JSON (strings are
+// repaired to UTF-8 first; NUL is escaped as \u0000). Thread-safe: no
+// shared state.
 #pragma once
 
 #include <rapidjson/document.h>
@@ -39,7 +39,7 @@ inline bool parse_json_in_place(std::string& body, rapidjson::Document& doc, std
     return false;
   }
   if (const auto valid = lizard::workspace::utf8_valid_prefix(body); valid != body.size()) {
-    error = "Malformed JSON: Invalid encoding in string." + at(valid);
+    error = "Malformed JSON: invalid UTF-8" + at(valid);
     return false;
   }
   rapidjson::ParseResult result;

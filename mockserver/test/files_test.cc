@@ -230,8 +230,8 @@ TEST_F(FilesTest, EscapesDecodeInPlaceAndTheJournalKeepsTheBodyAsSent) {
       // A NUL after the object: an in-situ parse would stop there and write.
       {"{\"path\":\"/workspace/nul-after\",\"content\":\"x\"}" + nul + "{", "NUL"},
       {"{\"path\":\"/workspace/nul-inside\",\"content\":\"x" + nul + "y\"}", "NUL"},
-      {"{\"path\":\"/workspace/bad-utf8\",\"content\":\"x\xFFy\"}", "Invalid encoding"},
-      {"{\"path\":\"/workspace/surrogate\",\"content\":\"\xED\xA0\x80\"}", "Invalid encoding"},
+      {"{\"path\":\"/workspace/bad-utf8\",\"content\":\"x\xFFy\"}", "invalid UTF-8 at offset 42"},
+      {"{\"path\":\"/workspace/surrogate\",\"content\":\"\xED\xA0\x80\"}", "invalid UTF-8"},
       {"{\"path\":\"/workspace/unclosed\",\"content\":\"x", "Malformed JSON"},
   };
   for (const auto& [body, why] : cases) {
