@@ -31,7 +31,9 @@ using api::internal::kMaxJsonDepth;
 // that is not UTF-8 (checked in one pass over the whole text, much faster
 // than RapidJSON's check byte by byte; outside strings JSON is ASCII anyway),
 // a NUL byte (JSON allows none unescaped; it would end an in-situ parse
-// early), or nesting deeper than kMaxJsonDepth.
+// early), or nesting deeper than kMaxJsonDepth. Escapes are JSON's: an
+// escaped lone low surrogate ("\udc00") decodes to bytes that are not UTF-8
+// (ED B0 80), as it did before (RapidJSON refuses only lone high ones).
 inline bool parse_json_in_place(std::string& body, rapidjson::Document& doc, std::string& error) {
   const auto at = [](std::size_t offset) { return " at offset " + std::to_string(offset); };
   if (const auto nul = body.find('\0'); nul != std::string::npos) {
@@ -42,10 +44,13 @@ inline bool parse_json_in_place(std::string& body, rapidjson::Document& doc, std
     error = "Malformed JSON: invalid UTF-8" + at(valid);
     return false;
   }
+  // One leading byte order mark is passed over (RFC 8259 allows a parser
+  // to ignore it; RapidJSON's copying streams did), offsets still count it.
+  const std::size_t bom = body.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   rapidjson::ParseResult result;
   bool too_deep = false;
   auto fill = [&](rapidjson::Document& d) {
-    rapidjson::InsituStringStream in(body.data());
+    rapidjson::InsituStringStream in(body.data() + bom);
     rapidjson::Reader reader;
     api::internal::DepthLimited<rapidjson::Document> handler(d);
     result =
@@ -60,7 +65,7 @@ inline bool parse_json_in_place(std::string& body, rapidjson::Document& doc, std
   }
   if (result.IsError()) {
     error = std::string("Malformed JSON: ") + rapidjson::GetParseError_En(result.Code()) +
-            at(result.Offset());
+            at(bom + result.Offset());
     return false;
   }
   return true;

@@ -123,6 +123,14 @@ void write(MockState& state, Call& c) {
     }
   } else if (enc == "utf8" || enc == "utf-8" || enc == "text") {
     bytes = *content;
+    // The body is UTF-8, but an escaped lone low surrogate ("\udc00")
+    // decodes to bytes that are not: this era still takes UTF-8 only.
+    if (!era.binary_uploads && !lizard::workspace::is_valid_utf8(bytes)) {
+      api_error(400,
+                "The content is not UTF-8 (an escaped lone surrogate): this runtime takes "
+                "UTF-8 file content only",
+                "INVALID_UTF8");
+    }
   } else {
     api_error(400, "Unknown encoding: " + enc, "EINVAL");
   }

@@ -263,6 +263,11 @@ TEST_F(KubernetesEra, Base64UploadsMustDecodeToUtf8AndUserIsIgnored) {
       post(files_path(id), R"({"path":"/workspace/t","content":"aMOp","encoding":"base64"})");
   EXPECT_EQ(text->status, 200);
   EXPECT_EQ(get(files_path(id) + "?path=/workspace/t")->body, "h\xc3\xa9");
+  // Text whose escapes decode to bytes that are not UTF-8: refused as well.
+  auto surrogate = post(files_path(id), R"({"path":"/workspace/s","content":"a\udc00"})");
+  EXPECT_EQ(surrogate->status, 400);
+  EXPECT_EQ(str_field(parse(surrogate->body), "code"), "INVALID_UTF8");
+  EXPECT_EQ(get(files_path(id) + "/stat?path=/workspace/s")->status, 404);
   ASSERT_EQ(post(files_path(id), R"({"path":"/workspace/u","content":"x","user":"user"})")->status,
             200);
   EXPECT_EQ(str_field(parse(get(files_path(id) + "/stat?path=/workspace/u")->body), "owner"),

@@ -224,6 +224,11 @@ TEST_F(FilesTest, EscapesDecodeInPlaceAndTheJournalKeepsTheBodyAsSent) {
   ASSERT_FALSE(written.empty());
   EXPECT_EQ(written.back().body, sent) << "the journal must keep the body as it was sent";
   EXPECT_EQ(read("/workspace/escA.txt")->body, "a\nb\t\"q\" \xC3\xA9 \xF0\x9F\x98\x80 \\ /end");
+  // One leading byte order mark is passed over.
+  ASSERT_EQ(
+      post(files_path(id_), "\xEF\xBB\xBF{\"path\":\"/workspace/bom\",\"content\":\"b\"}")->status,
+      200);
+  EXPECT_EQ(read("/workspace/bom")->body, "b");
 
   const std::string nul(1, '\0');
   const std::string cases[][2] = {
