@@ -273,20 +273,23 @@ class MockServer::Impl {
     return diff == 0;
   }
 
-  // Returns the status the journal records (401s keep no body).
-  int handle_api(const httplib::Request& req, httplib::Response& res, std::string& body) {
+  // Answers one request. `kept` gets the journal's copy of `sent` (none for
+  // a 401), taken before the route parses `body` in place.
+  void handle_api(const httplib::Request& req, httplib::Response& res, std::string& body,
+                  std::string_view sent, std::string& kept) {
     if (!is_api(req.path)) {
+      kept = journal_.keep(sent);
       reply(res, 404, error_body({404, "Not found", "NOT_FOUND", ""}));
-      return res.status;
+      return;
     }
     const auto key = state_.key_record(presented_key());
     if (!key) {
       reply(res, 401, kMissingKey);
-      return 401;
+      return;
     }
+    kept = journal_.keep(sent);
     Call c{req, res, body, {}, *key};
     route(api_, c);
-    return res.status;
   }
 
   // `body` is the route's to parse in place; `sent` is the body as it came
@@ -324,9 +327,8 @@ class MockServer::Impl {
           break;
       }
     }
-    std::string kept = journal_.keep(sent);
-    const int status = handle_api(req, res, body);
-    if (status == 401) kept.clear();
+    std::string kept;
+    handle_api(req, res, body, sent, kept);
     if (fault && fault->action == FaultRule::Action::kCloseAfterHandling) {
       // The work happens (a streamed exec runs to its end), the answer is lost.
       internal::finish_streaming_silently(res);
