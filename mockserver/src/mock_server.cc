@@ -15,6 +15,7 @@
 #include <string_view>
 #include <thread>
 
+#include "api/prefault.h"
 #include "api_error.h"
 #include "connections.h"
 #include "faults.h"
@@ -142,13 +143,14 @@ class MockServer::Impl {
       // once the first bytes come: no copy as the body grows, and a client
       // that announces much and sends nothing costs nothing.
       const std::string length = req.get_header_value("Content-Length");
+      api::internal::PrefaultingAppender appender(body);  // its pages ahead of the data
       const bool ok = reader([&](const char* data, std::size_t n) {
         if (body.size() + n > state_.options().max_body_bytes) {
           too_large = true;
           return false;
         }
         if (body.empty() && !length.empty()) body.reserve(std::stoull(length));
-        body.append(data, n);
+        appender.append(data, n);
         return true;
       });
       if (too_large) return refuse(req, res, 413, "Request body too large", "PAYLOAD_TOO_LARGE");

@@ -10,6 +10,7 @@
 
 #include "ascii.h"
 #include "lizard/workspace/errors.h"
+#include "prefault.h"
 
 namespace lizard::api {
 
@@ -62,6 +63,7 @@ struct Transfer {
   long status = 0;
   std::map<std::string, std::string> headers;
   std::string body;
+  internal::PrefaultingAppender body_appender{body};  // into `body` reserved at its length
   std::uint64_t max_body = kMaxJsonAnswerBytes;
   bool over_limit = false;
 };
@@ -80,7 +82,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     transfer->over_limit = true;
     return 0;
   }
-  transfer->body.append(chunk);
+  transfer->body_appender.append(chunk.data(), chunk.size());
   return size * count;
 }
 

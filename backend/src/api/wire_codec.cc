@@ -13,6 +13,7 @@
 #include "bounded_json.h"
 #include "lizard/api/errors.h"
 #include "lizard/workspace/errors.h"
+#include "prefault.h"
 
 namespace lizard::api::internal {
 
@@ -325,6 +326,7 @@ std::string encode_base64_upload(std::string_view path, std::string_view data,
   std::string body;
   body.reserve(kHead.size() + path_json.GetSize() + kMiddle.size() +
                base64_encoded_size(data.size()) + tail.size());
+  prefault(body.data(), body.capacity());  // all of it is written next
   body.append(kHead);
   body.append(path_json.GetString(), path_json.GetSize());
   body.append(kMiddle);

@@ -2,16 +2,23 @@
 // in-test httplib server (keep-alive, deadline, cancellation, large reads),
 // and the client against the embedded mock. The socket-free tests are in
 // client_errors_test.cc and client_requests_test.cc.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "api/prefault.h"
 #include "lizard/api/client.h"
 #include "lizard/api/codec.h"
 #include "lizard/mock/mock_server.h"
@@ -36,6 +43,73 @@ TEST(Base64Test, RoundTripsEveryLengthAndRejectsGarbage) {
   EXPECT_EQ(base64_encode("foob"), "Zm9vYg==");
   EXPECT_EQ(base64_decode("Zm9v\nYmFy"), "foobar");
   EXPECT_THROW(base64_decode("Zm9v!"), std::invalid_argument);
+}
+
+// The encoder writes through a 4096-character block: every length around
+// the block's edges (3 x 1024 bytes fill it exactly) round-trips.
+TEST(Base64Test, LengthsAroundTheEncodersBlockRoundTrip) {
+  for (const std::size_t edge : {std::size_t{3072}, std::size_t{6144}, std::size_t{30720}}) {
+    for (std::size_t n = edge - 4; n <= edge + 4; ++n) {
+      std::string bytes(n, '\0');
+      for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>(i * 131 + n);
+      const std::string text = base64_encode(bytes);
+      EXPECT_EQ(text.size(), (n + 2) / 3 * 4) << n;
+      EXPECT_EQ(base64_decode(text), bytes) << n;
+      std::string appended = "head:";
+      base64_encode_append(bytes, appended);
+      EXPECT_EQ(appended, "head:" + text) << n;
+    }
+  }
+}
+
+// Pages of `s`'s buffer in [from, to) that are resident.
+std::size_t resident_pages(const std::string& s, std::size_t from, std::size_t to) {
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const auto base = reinterpret_cast<std::uintptr_t>(s.data());
+  const std::uintptr_t first = (base + from + page - 1) / page * page;
+  const std::uintptr_t last = (base + to) / page * page;
+  if (last <= first) return 0;
+  std::vector<unsigned char> in((last - first) / page);
+  if (::mincore(reinterpret_cast<void*>(first), last - first, in.data()) != 0) return 0;
+  std::size_t n = 0;
+  for (const unsigned char c : in) n += c & 1;
+  return n;
+}
+
+// A body reserved at its announced length is made present a MiB ahead of
+// the data, never more: a peer that announces 64 MiB and sends a few bytes
+// costs about a MiB. What is appended is what arrives, whatever the chunks.
+TEST(PrefaultTest, PagesComeAMiBAheadOfTheDataAndTheContentIsExact) {
+  constexpr std::size_t kMiB = 1 << 20;
+  std::string body;
+  body.reserve(64 * kMiB);
+  internal::PrefaultingAppender appender(body);
+  appender.append("abc", 3);
+  EXPECT_EQ(resident_pages(body, 4 * kMiB, 64 * kMiB), 0u)
+      << "pages far ahead of 3 bytes of data were made present";
+#ifdef MADV_POPULATE_WRITE
+  // Where the kernel has it (5.14 on), the first MiB is present already.
+  void* probe = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(probe, MAP_FAILED);
+  const bool kernel_has_it = ::madvise(probe, 4096, MADV_POPULATE_WRITE) == 0;
+  ::munmap(probe, 4096);
+  if (kernel_has_it) {
+    EXPECT_GE(resident_pages(body, 64 * 1024, kMiB - 4096), (kMiB - 128 * 1024) / 4096);
+  }
+#endif
+  std::string want = "abc";
+  const std::string chunk(300 * 1000 + 7, 'x');
+  while (want.size() < 10 * kMiB) {
+    appender.append(chunk.data(), chunk.size());
+    want += chunk;
+  }
+  EXPECT_EQ(body, want);
+  EXPECT_EQ(resident_pages(body, 16 * kMiB, 64 * kMiB), 0u);
+  // Past the reservation the string grows as any other; the content stays exact.
+  std::string small;
+  internal::PrefaultingAppender grows(small);
+  for (int i = 0; i < 5000; ++i) grows.append(chunk.data(), 1000);
+  EXPECT_EQ(small, std::string(5'000'000, 'x'));
 }
 
 TEST(SseParserTest, EventsSurviveAnyChunkingAndLineEnding) {
