@@ -61,33 +61,20 @@ class DepthLimited {
   bool too_deep_ = false;
 };
 
-struct BoundedParse {
-  rapidjson::ParseResult result;  // the parser's error, if any
-  bool too_deep = false;          // stopped by the depth cap (result is then an error too)
-  bool ok() const { return !result.IsError(); }
-};
-
-// Fills `doc` from `text` with RapidJSON's iterative parser and `Flags`;
-// on failure `doc` is left null.
-template <unsigned Flags = rapidjson::kParseDefaultFlags>
-BoundedParse parse_bounded_json(rapidjson::Document& doc, std::string_view text) {
-  BoundedParse out;
+// Fills `doc` from `text` with RapidJSON's iterative parser: false (and
+// `doc` left null) when `text` is not JSON or nests too deep.
+inline bool parse_bounded(rapidjson::Document& doc, std::string_view text) {
+  bool ok = false;
   auto fill = [&](rapidjson::Document& d) {
     rapidjson::MemoryStream ms(text.data(), text.size());
     rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(ms);
     rapidjson::Reader reader;
     DepthLimited<rapidjson::Document> handler(d);
-    out.result = reader.Parse<Flags | rapidjson::kParseIterativeFlag>(in, handler);
-    out.too_deep = handler.too_deep();
-    return out.ok();
+    ok = !reader.Parse<rapidjson::kParseIterativeFlag>(in, handler).IsError();
+    return ok;
   };
   doc.Populate(fill);
-  return out;
-}
-
-// The client's use: false when `text` is not JSON or nests too deep.
-inline bool parse_bounded(rapidjson::Document& doc, std::string_view text) {
-  return parse_bounded_json(doc, text).ok();
+  return ok;
 }
 
 }  // namespace lizard::api::internal
