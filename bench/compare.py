@@ -125,6 +125,10 @@ def main():
     if run50 and shape5:
         record("run(true) p50 vs the 5-program shape", us(run50), us(shape5),
                f"{run50 / shape5:.2f}x", "(ratio)", None)
+    printing50 = p("round_trip/run_true", "printing_p50_us")
+    if printing50 and run50:
+        record("run printing a line on each stream p50 vs run(true) p50", us(printing50), us(run50),
+               f"{printing50 / run50:.2f}x", "(ratio)", None)
     if run50 and raw50:
         record("run(true) p50 vs raw exec of true", us(run50), us(raw50), f"{run50 / raw50:.2f}x", "(ratio)", None)
     if run99 and raw99:

@@ -35,20 +35,22 @@ struct Local {
 // This process's environment with the PATH a sandbox has: a caller's PATH
 // may hold a directory this user cannot search (root's PATH under runuser),
 // and then a missing program is EACCES (126) to sh and setsid, not 127.
-std::vector<char*> sandbox_environment() {
-  static const std::string path =
-      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+// `first` goes before the sandbox's PATH when it is not empty.
+std::vector<char*> sandbox_environment(std::string& path, const std::string& first) {
+  path = "PATH=" + (first.empty() ? "" : first + ":") +
+         "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   std::vector<char*> env;
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::string_view(*e).substr(0, 5) != "PATH=") env.push_back(*e);
   }
-  env.push_back(const_cast<char*>(path.c_str()));
+  env.push_back(path.data());
   env.push_back(nullptr);
   return env;
 }
 
 // Runs argv on this machine with stdin at EOF, in /tmp, and collects stdout.
-Local run_local(const std::vector<std::string>& argv) {
+// `path_first`: a directory searched before the sandbox's PATH.
+Local run_local(const std::vector<std::string>& argv, const std::string& path_first = "") {
   int pipe_fds[2];
   EXPECT_EQ(pipe(pipe_fds), 0);
   posix_spawn_file_actions_t actions;
@@ -61,7 +63,8 @@ Local run_local(const std::vector<std::string>& argv) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  std::vector<char*> env = sandbox_environment();
+  std::string path;
+  std::vector<char*> env = sandbox_environment(path, path_first);
   EXPECT_EQ(posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), env.data()), 0);
   posix_spawn_file_actions_destroy(&actions);
   close(pipe_fds[1]);
@@ -101,8 +104,8 @@ class GuestHelpersTest : public ::testing::Test {
   std::string file(const RunSpec& s, const char* suffix) const {
     return run_file(state_, s.run_id, suffix);
   }
-  Envelope run(const RunSpec& s) {
-    const Local local = run_local(run_command(s));
+  Envelope run(const RunSpec& s, const std::string& path_first = "") {
+    const Local local = run_local(run_command(s), path_first);
     auto env = parse_envelope(local.out);
     EXPECT_TRUE(env.has_value()) << local.out.substr(0, 500);
     return env.value_or(Envelope{});
@@ -217,6 +220,86 @@ TEST_F(GuestHelpersTest, LargeOutputIsLeftInFilesNotInline) {
   const auto big_env = run(big);
   EXPECT_FALSE(big_env.out.has_value());
   EXPECT_EQ(std::filesystem::file_size(file(big, "o")), 1000000u);
+}
+
+// A stream of at most min(limit, half the inline budget) bytes is read whole
+// and sized by what was read; a larger one is measured by one stat. Every
+// size and inline decision is the same either way, at each boundary, with
+// every base64 padding (sizes 3k, 3k+1, 3k+2); the exit's stat calls are
+// counted through a stat first on the helper's PATH.
+TEST_F(GuestHelpersTest, SmallStreamsAreSizedByTheirReadAndLargerOnesByOneStat) {
+  const std::filesystem::path dir = state_ + "-bin";
+  std::filesystem::create_directories(dir);
+  const std::string log = (dir / "stat.log").string();
+  {
+    std::ofstream stat(dir / "stat");
+    // The output watcher's stat (its names after --) runs only when the
+    // command outlives 20 ms: not counted.
+    stat << "#!/bin/sh\ncase \" $* \" in *\" -- \"*) ;; *) echo called >>'" << log
+         << "' ;; esac\nexec /usr/bin/stat \"$@\"\n";
+  }
+  std::filesystem::permissions(dir / "stat", std::filesystem::perms::owner_all);
+  const auto stat_calls = [&] {
+    std::ifstream in(log);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    std::filesystem::remove(log);
+    return n;
+  };
+  // Bytes of every value, '=' and NUL among them.
+  const auto bytes = [](std::size_t n) {
+    std::string b(n, '\0');
+    for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<char>((i * 7 + i / 251) & 0xff);
+    return b;
+  };
+  struct Case {
+    std::uint64_t limit, budget;
+    std::size_t out, err;
+    bool over, out_inline, err_inline;
+    std::size_t stats;
+  };
+  const Case cases[] = {
+      // limit 1000 under half the budget (2000): 1000 is read whole, 1001 is over.
+      {1000, 4000, 998, 0, false, true, true, 0},
+      {1000, 4000, 999, 1, false, true, true, 0},
+      {1000, 4000, 1000, 1000, false, true, true, 0},
+      {1000, 4000, 1001, 5, true, true, true, 1},
+      {1000, 4000, 0, 1001, true, true, true, 1},
+      // Half the budget (1000) under the limit: together up to the budget
+      // both are inline, past it each one of at most half.
+      {100000, 2000, 1000, 1000, false, true, true, 0},
+      {100000, 2000, 1001, 999, false, true, true, 1},
+      {100000, 2000, 1001, 1000, false, false, true, 1},
+      {100000, 2000, 1000, 1002, false, true, false, 1},
+      {100000, 2000, 3000, 0, false, false, true, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("limit " + std::to_string(c.limit) + ", budget " + std::to_string(c.budget) +
+                 ", out " + std::to_string(c.out) + ", err " + std::to_string(c.err));
+    const std::string out_file = (dir / "out").string();
+    const std::string err_file = (dir / "err").string();
+    std::ofstream(out_file, std::ios::binary) << bytes(c.out);
+    std::ofstream(err_file, std::ios::binary) << bytes(c.err + 1).substr(1);
+    auto s = spec({"/bin/sh", "-c", "cat \"$1\"; cat \"$2\" >&2", "sh", out_file, err_file});
+    s.limit_bytes = c.limit;
+    s.inline_budget = c.budget;
+    const auto env = run(s, dir.string());
+    EXPECT_EQ(env.over_limit, c.over);
+    EXPECT_EQ(env.out_size, c.out);
+    EXPECT_EQ(env.err_size, c.err);
+    EXPECT_EQ(stat_calls(), c.stats);
+    if (c.over) continue;  // the heads are OutputOverTheLimitIsFlaggedWithHeads's
+    EXPECT_EQ(env.exit_code, 0);
+    EXPECT_EQ(env.out.has_value(), c.out_inline);
+    EXPECT_EQ(env.err.has_value(), c.err_inline);
+    if (env.out) {
+      EXPECT_TRUE(*env.out == bytes(c.out));
+    }
+    if (env.err) {
+      EXPECT_TRUE(*env.err == bytes(c.err + 1).substr(1));
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(GuestHelpersTest, CleanupListRemovesEarlierRunDirectories) {

@@ -27,7 +27,10 @@
 # A run of `true` starts six programs (docs/performance.md): run_start.sh's
 # sh, setsid -f -w, this shell, the command's setsid, true and the output
 # watcher's sleep. The sizes of empty streams, the SIGPIPE check and the
-# lookup of this shell's setsid are builtins: no program, no fork.
+# lookup of this shell's setsid are builtins: no program, no fork. Each
+# stream with bytes adds a head and a base64, which also tell its size when
+# it is small (at most the limit and half the inline budget); a larger one
+# adds one stat for both.
 #
 # Answer on stdout:
 #   LZ2 EXIT TIMEDOUT OVERLIMIT OUTSIZE ERRSIZE ERRNO
@@ -121,6 +124,23 @@ __lz_status() {
     done
   } 2>/dev/null <"$1"
   return 1
+}
+# Stream $1 (7 or 8) read whole from its held descriptor, through a new
+# open file (the descriptor stays at offset 0), when it holds at most __lz_m
+# bytes: its base64 in __lz_in$1 and its size in __lz_n, the count of the
+# bytes read (four characters of base64 for three bytes, less one for each
+# "="). False when it holds more, or when a stream that is not empty reads
+# as nothing.
+__lz_read_whole() {
+  __lz_n=0
+  eval "__lz_in$1="
+  [ -s "/proc/self/fd/$1" ] || return 0
+  __lz_v=$(head -c "$((__lz_m + 1))" "/proc/self/fd/$1" | base64 -w0)
+  case $__lz_v in *==) __lz_n=2 ;; *=) __lz_n=1 ;; esac
+  [ $((${#__lz_v} % 4)) = 0 ] || return 1
+  __lz_n=$((${#__lz_v} * 3 / 4 - __lz_n))
+  { [ "$__lz_n" -gt 0 ] && [ "$__lz_n" -le "$__lz_m" ]; } || return 1
+  eval "__lz_in$1=\$__lz_v"
 }
 # The environment entries (as __lz_e0 ..), then the argv (as "$@"). Their
 # total size, for the E2BIG check.
@@ -328,12 +348,21 @@ if { echo "$$" >"$__lz_r.p"; } 2>/dev/null; then
   done
   [ "$__lz_to" = 1 ] && kill -KILL -"$__lz_p" 2>/dev/null
   # Sizes through the held descriptors (the files may be gone). An empty
-  # stream needs no program ([ -s ]); one stat measures both otherwise.
+  # stream needs no program ([ -s ]). A stream of at most __lz_m bytes (the
+  # limit, or half the inline budget when that is less) is read whole into
+  # its base64 now, and its size is what was read: no program measures it.
+  # Otherwise one stat measures both.
   __lz_os=0
   __lz_es=0
+  __lz_whole=0
+  __lz_m=$((__lz_b / 2))
+  [ "$__lz_l" -lt "$__lz_m" ] && __lz_m=$__lz_l
   if [ "$__lz_proc" = 0 ]; then
     __lz_os=$(wc -c <&5)
     __lz_es=$(wc -c <&6)
+  elif [ "$__lz_ov" != 1 ] && __lz_read_whole 7 && __lz_os=$__lz_n && __lz_read_whole 8; then
+    __lz_es=$__lz_n
+    __lz_whole=1
   elif [ -s /proc/self/fd/7 ] || [ -s /proc/self/fd/8 ]; then
     # shellcheck disable=SC2046 # two sizes, split into $1 $2
     set -- $(stat -L -c %s /proc/self/fd/7 /proc/self/fd/8 2>/dev/null)
@@ -393,6 +422,10 @@ __lz_emit() {
 if [ "$__lz_ov" = 1 ]; then
   __lz_emit 7 65536 1
   __lz_emit 8 65536 1
+elif [ "$__lz_own" = 1 ] && [ "$__lz_whole" = 1 ]; then
+  # Read whole above: both within half the budget, so both inline.
+  # shellcheck disable=SC2154 # __lz_in7 and __lz_in8, set by __lz_read_whole
+  printf 'b%s\nb%s\n' "$__lz_in7" "$__lz_in8"
 else
   __lz_oi=0
   __lz_ei=0
