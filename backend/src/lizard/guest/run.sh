@@ -127,20 +127,22 @@ __lz_status() {
 }
 # Stream $1 (7 or 8) read whole from its held descriptor, through a new
 # open file (the descriptor stays at offset 0), when it holds at most __lz_m
-# bytes: its base64 in __lz_in$1 and its size in __lz_n, the count of the
-# bytes read (four characters of base64 for three bytes, less one for each
-# "="). False when it holds more, or when a stream that is not empty reads
-# as nothing.
+# bytes: its base64 in __lz_in$1 and its size in __lz_$2 (os or es), the
+# count of the bytes read (four characters of base64 for three bytes, less
+# one for each "="). False when it holds more, or when a stream that is not
+# empty reads as nothing.
 __lz_read_whole() {
   __lz_n=0
   eval "__lz_in$1="
-  [ -s "/proc/self/fd/$1" ] || return 0
-  __lz_v=$(head -c "$((__lz_m + 1))" "/proc/self/fd/$1" | base64 -w0)
-  case $__lz_v in *==) __lz_n=2 ;; *=) __lz_n=1 ;; esac
-  [ $((${#__lz_v} % 4)) = 0 ] || return 1
-  __lz_n=$((${#__lz_v} * 3 / 4 - __lz_n))
-  { [ "$__lz_n" -gt 0 ] && [ "$__lz_n" -le "$__lz_m" ]; } || return 1
-  eval "__lz_in$1=\$__lz_v"
+  if [ -s "/proc/self/fd/$1" ]; then
+    __lz_v=$(head -c "$((__lz_m + 1))" "/proc/self/fd/$1" | base64 -w0)
+    case $__lz_v in *==) __lz_n=2 ;; *=) __lz_n=1 ;; esac
+    [ $((${#__lz_v} % 4)) = 0 ] || return 1
+    __lz_n=$((${#__lz_v} * 3 / 4 - __lz_n))
+    { [ "$__lz_n" -gt 0 ] && [ "$__lz_n" -le "$__lz_m" ]; } || return 1
+    eval "__lz_in$1=\$__lz_v"
+  fi
+  eval "__lz_$2=\$__lz_n"
 }
 # The environment entries (as __lz_e0 ..), then the argv (as "$@"). Their
 # total size, for the E2BIG check.
@@ -360,8 +362,7 @@ if { echo "$$" >"$__lz_r.p"; } 2>/dev/null; then
   if [ "$__lz_proc" = 0 ]; then
     __lz_os=$(wc -c <&5)
     __lz_es=$(wc -c <&6)
-  elif [ "$__lz_ov" != 1 ] && __lz_read_whole 7 && __lz_os=$__lz_n && __lz_read_whole 8; then
-    __lz_es=$__lz_n
+  elif [ "$__lz_ov" != 1 ] && __lz_read_whole 7 os && __lz_read_whole 8 es; then
     __lz_whole=1
   elif [ -s /proc/self/fd/7 ] || [ -s /proc/self/fd/8 ]; then
     # shellcheck disable=SC2046 # two sizes, split into $1 $2
