@@ -180,21 +180,40 @@ bool RawCurl::exec(const std::string& body) {
   return status == 200 && answer_.find("\"exitCode\":0") != std::string::npos;
 }
 
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
+void json_string_append(std::string_view text, std::string& out) {
+  std::size_t size = 2;
   for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    size += c == '"' || c == '\\' ? 2 : u < 0x20 ? 6 : 1;
+  }
+  const std::size_t start = out.size();
+  out.resize(start + size);
+  char* o = out.data() + start;
+  *o++ = '"';
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
     if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned char>(c));
-      out += escaped;
+      *o++ = '\\';
+      *o++ = c;
+    } else if (u < 0x20) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      *o++ = '\\';
+      *o++ = 'u';
+      *o++ = '0';
+      *o++ = '0';
+      *o++ = kHex[u >> 4];
+      *o++ = kHex[u & 15];
     } else {
-      out += c;
+      *o++ = c;
     }
   }
-  return out + "\"";
+  *o = '"';
+}
+
+std::string json_string(const std::string& text) {
+  std::string out;
+  json_string_append(text, out);
+  return out;
 }
 
 void clear_journal() {
@@ -249,6 +268,27 @@ std::string payload(std::size_t bytes) {
   std::string data(bytes, '\0');
   for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<char>((i * 131 + (i >> 12)) & 0xFF);
   return data;
+}
+
+std::string text_payload(std::size_t bytes) {
+  // Source-like lines: quotes, backslashes and tabs (which JSON escapes),
+  // and letters of two, three and four bytes (which it passes as they are).
+  static constexpr std::string_view kLines[] = {
+      "\tif (path == \"C:\\\\temp\") return \"gr\xC3\xBC\xC3\x9F\";\n",
+      "// \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E, \xF0\x9F\xA6\x8E and a plain line of code\n",
+      "{\"name\": \"lizard\", \"value\": 42, \"list\": [1, 2, 3]}\n",
+  };
+  std::string text;
+  text.reserve(bytes);
+  for (std::size_t i = 0; text.size() < bytes; ++i) {
+    const std::string_view line = kLines[i % std::size(kLines)];
+    if (text.size() + line.size() > bytes) {
+      text.append(bytes - text.size(), '.');
+    } else {
+      text.append(line);
+    }
+  }
+  return text;
 }
 
 // ---- peak RSS ---------------------------------------------------------------

@@ -112,8 +112,10 @@ class RawCurl {
   std::string answer_;
 };
 
-// JSON text of a string (quotes included), for request bodies.
+// JSON text of a string (quotes included), for request bodies; the append
+// form sizes `out` once, as a client written for the job would.
 std::string json_string(const std::string& text);
+void json_string_append(std::string_view text, std::string& out);
 
 // The mock's request journal, through its control plane.
 void clear_journal();
@@ -123,6 +125,8 @@ std::size_t journal_size();
 void base64_append(std::string_view in, std::string& out);
 // `bytes` of content that is not UTF-8.
 std::string payload(std::size_t bytes);
+// `bytes` of UTF-8 text with characters JSON escapes and multi-byte letters.
+std::string text_payload(std::size_t bytes);
 
 // Peak RSS: main() sets M_MMAP_THRESHOLD to 128 KiB, so that every large
 // buffer is its own mapping, returned to the kernel on free (without it glibc

@@ -48,6 +48,27 @@ class RawUpload {
   std::string decode_, path_, response_;
 };
 
+// What a libcurl client written for this one job does to put UTF-8 text in
+// a file: one POST whose body is the text as a JSON string, built per write
+// in one buffer sized up front.
+class RawTextUpload {
+ public:
+  explicit RawTextUpload(const std::string& text)
+      : text_(text), path_("/api/sandboxes/" + g_env->sandbox_id + "/files") {}
+
+  bool operator()() {
+    std::string upload = R"({"path":")" + std::string(kRawWrite) + R"(","content":)";
+    json_string_append(text_, upload);
+    upload += '}';
+    return curl_.request("POST", path_, &upload, &response_) == 200;
+  }
+
+ private:
+  RawCurl curl_;
+  const std::string& text_;
+  std::string path_, response_;
+};
+
 // A GET of the file's bytes into a fresh buffer sized up front, as read_bytes
 // returns a new string: reusing one warm buffer would leave out the page
 // faults that any client handing the bytes over pays.
@@ -88,6 +109,22 @@ void BM_Write(benchmark::State& state) {
                     {"raw", std::ref(raw), bytes}});
 }
 
+// write_bytes of UTF-8 text (bench_env.h: text_payload), one files-API
+// request, in alternation with the raw libcurl upload of the same text.
+void BM_WriteText(benchmark::State& state) {
+  const std::size_t bytes = bytes_of(state);
+  const std::string text = text_payload(bytes);
+  RawTextUpload raw(text);
+  auto& backend = *g_env->backend;
+  alternate(state, {{"ours",
+                     [&] {
+                       backend.write_bytes(kOursWrite, text);
+                       return true;
+                     },
+                     bytes},
+                    {"raw", std::ref(raw), bytes}});
+}
+
 void BM_Read(benchmark::State& state) {
   const std::size_t bytes = bytes_of(state);
   g_env->backend->write_bytes(kOursRead, payload(bytes));
@@ -106,6 +143,16 @@ void BM_WriteMemory(benchmark::State& state) {
   const long base_kib = read_status_kib("VmRSS:");
   reset_peak_rss();
   for (auto _ : state) g_env->backend->write_bytes(kOursWrite, data);
+  const long peak_kib = read_status_kib("VmHWM:");
+  state.counters["rss_growth_x"] = static_cast<double>(peak_kib - base_kib) * 1024.0 / bytes;
+}
+
+void BM_WriteTextMemory(benchmark::State& state) {
+  const std::size_t bytes = bytes_of(state);
+  const std::string text = text_payload(bytes);
+  const long base_kib = read_status_kib("VmRSS:");
+  reset_peak_rss();
+  for (auto _ : state) g_env->backend->write_bytes(kOursWrite, text);
   const long peak_kib = read_status_kib("VmHWM:");
   state.counters["rss_growth_x"] = static_cast<double>(peak_kib - base_kib) * 1024.0 / bytes;
 }
@@ -163,6 +210,8 @@ void register_files() {
     register_sized("files/write", BM_Write, mib, iterations_files());
     register_sized("files/read", BM_Read, mib, iterations_files());
     register_sized("files/write_memory", BM_WriteMemory, mib, 2);
+    register_sized("files/write_text", BM_WriteText, mib, iterations_files());
+    register_sized("files/write_text_memory", BM_WriteTextMemory, mib, 2);
     register_sized("files/read_memory", BM_ReadMemory, mib, 2);
   }
   for (int64_t mib : {1, 10}) {

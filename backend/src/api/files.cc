@@ -28,7 +28,7 @@ void Client::write_base64_text_file(std::string_view sandbox_id, std::string_vie
 
 void Client::write_text_file(std::string_view sandbox_id, std::string_view path,
                              std::string_view text, const CallOptions& call) {
-  const std::string body = internal::encode_strings({{"path", path}, {"content", text}});
+  const std::string body = internal::encode_text_upload(path, text);
   checked({.method = "POST", .path = sandbox_path(sandbox_id, "/files"), .body = body}, call);
 }
 

@@ -4,6 +4,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -315,24 +316,91 @@ std::string encode_strings(std::initializer_list<std::pair<const char*, std::str
   });
 }
 
-std::string encode_base64_upload(std::string_view path, std::string_view data,
-                                 bool declare_base64) {
+namespace {
+
+// What a JSON string escapes: 0 for a byte that goes as it is, else the
+// character after the backslash ('u' for \u00XX).
+constexpr std::array<char, 256> make_escapes() {
+  std::array<char, 256> table{};
+  for (std::size_t c = 0; c < 0x20; ++c) table[c] = 'u';
+  table['\b'] = 'b';
+  table['\f'] = 'f';
+  table['\n'] = 'n';
+  table['\r'] = 'r';
+  table['\t'] = 't';
+  table['"'] = '"';
+  table['\\'] = '\\';
+  return table;
+}
+constexpr auto kEscapes = make_escapes();
+
+// The size of `text` as a JSON string, quotes excluded.
+std::size_t escaped_size(std::string_view text) {
+  std::size_t size = text.size();
+  for (const char c : text) {
+    const char e = kEscapes[static_cast<unsigned char>(c)];
+    size += e == 0 ? 0 : e == 'u' ? 5 : 1;
+  }
+  return size;
+}
+
+// Appends `text` as a JSON string, quotes excluded: the runs between escaped
+// bytes are copied whole.
+void append_escaped(std::string_view text, std::string& out) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  const char* run = text.data();
+  const char* const end = run + text.size();
+  for (const char* p = run; p != end; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    const char e = kEscapes[c];
+    if (e == 0) continue;
+    out.append(run, static_cast<std::size_t>(p - run));
+    if (e == 'u') {
+      const char escaped[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      out.append(escaped, sizeof escaped);
+    } else {
+      const char escaped[2] = {'\\', e};
+      out.append(escaped, sizeof escaped);
+    }
+    run = p + 1;
+  }
+  out.append(run, static_cast<std::size_t>(end - run));
+}
+
+// {"path":PATH,"content":"<content_size bytes from write_content>` + tail,
+// in one string sized up front and made present at once (tens of MiB: no
+// growth, no copy, no page fault per page).
+template <typename WriteContent>
+std::string upload_body(std::string_view path, std::size_t content_size, std::string_view tail,
+                        const WriteContent& write_content) {
   rapidjson::StringBuffer path_json;
   JsonWriter writer(path_json);
   write_string(writer, path);
   constexpr std::string_view kHead = "{\"path\":";
   constexpr std::string_view kMiddle = ",\"content\":\"";
-  const std::string_view tail = declare_base64 ? "\",\"encoding\":\"base64\"}" : "\"}";
   std::string body;
-  body.reserve(kHead.size() + path_json.GetSize() + kMiddle.size() +
-               base64_encoded_size(data.size()) + tail.size());
+  body.reserve(kHead.size() + path_json.GetSize() + kMiddle.size() + content_size + tail.size());
   prefault(body.data(), body.capacity());  // all of it is written next
   body.append(kHead);
   body.append(path_json.GetString(), path_json.GetSize());
   body.append(kMiddle);
-  base64_encode_append(data, body);
+  write_content(body);
   body.append(tail);
   return body;
+}
+
+}  // namespace
+
+std::string encode_base64_upload(std::string_view path, std::string_view data,
+                                 bool declare_base64) {
+  return upload_body(path, base64_encoded_size(data.size()),
+                     declare_base64 ? "\",\"encoding\":\"base64\"}" : "\"}",
+                     [&](std::string& body) { base64_encode_append(data, body); });
+}
+
+std::string encode_text_upload(std::string_view path, std::string_view text) {
+  return upload_body(path, escaped_size(text), "\"}",
+                     [&](std::string& body) { append_escaped(text, body); });
 }
 
 // --- answers ------------------------------------------------------------------

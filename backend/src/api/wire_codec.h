@@ -49,6 +49,12 @@ std::string encode_strings(std::initializer_list<std::pair<const char*, std::str
 // sized up front: memory is the base64 (1.33x) plus the caller's data.
 // `declare_base64`: the server decodes it; else the file holds the base64 text.
 std::string encode_base64_upload(std::string_view path, std::string_view data, bool declare_base64);
+// {"path":P,"content":"<text as a JSON string>"} in one string sized up
+// front: memory is the escaped text (the text itself and a byte more for each
+// '"', '\\' and control character, five more for the rarer ones) plus the
+// caller's text. Escaped as RapidJSON's writer escapes (`text` is UTF-8; its
+// bytes from 0x80 go as they are).
+std::string encode_text_upload(std::string_view path, std::string_view text);
 
 // --- answers ----------------------------------------------------------------
 

@@ -4,6 +4,9 @@
 // (malformed JSON, the wrong content, a stream cut short).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <chrono>
 #include <functional>
@@ -164,6 +167,43 @@ TEST_F(ScriptedClientTest, FileRoutes) {
   client_.move_file("sbx_1", "/w/a", "/w/b");
   expect_request("POST", "/api/sandboxes/sbx_1/files/move", R"({"from":"/w/a","to":"/w/b"})");
   EXPECT_TRUE(transport_->last().fresh_connection);
+}
+
+// A text upload is escaped by hand in one buffer (wire_codec.cc): every byte
+// value, in runs and alone, at the start and the end, comes out as RapidJSON's
+// writer writes it, and a JSON parser reads back the same bytes.
+TEST_F(ScriptedClientTest, TextUploadsAreEscapedAsAJsonWriterEscapesThem) {
+  std::string every_byte;
+  for (int c = 0; c < 256; ++c) every_byte += static_cast<char>(c);
+  const std::vector<std::string> texts = {
+      "",
+      "\"",
+      "plain",
+      "\\",
+      std::string(1, '\0'),
+      every_byte,
+      every_byte + every_byte,
+      "\x1f\x7f\\\"gr\xC3\xBC\xC3\x9F \xF0\x9F\xA6\x8E\tend\n",
+      std::string(70000, 'x') + "\n" + std::string(70000, '"'),
+  };
+  for (const std::string& text : texts) {
+    transport_->answer(200, "{}");
+    client_.write_text_file("sbx_1", "/w/\"t\"", text);
+    rapidjson::StringBuffer want;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(want);
+    writer.StartObject();
+    writer.Key("path");
+    writer.String("/w/\"t\"");
+    writer.Key("content");
+    writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    writer.EndObject();
+    const std::string sent = transport_->last().body;
+    EXPECT_EQ(sent, std::string(want.GetString(), want.GetSize())) << text.size() << " bytes";
+    rapidjson::Document back;
+    back.Parse(sent.data(), sent.size());
+    ASSERT_FALSE(back.HasParseError()) << text.size() << " bytes";
+    EXPECT_EQ(std::string(back["content"].GetString(), back["content"].GetStringLength()), text);
+  }
 }
 
 TEST_F(ScriptedClientTest, SandboxRoutes) {
