@@ -7,8 +7,6 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <rapidjson/error/en.h>
-
 #include <algorithm>
 #include <cerrno>
 
@@ -153,13 +151,11 @@ void Connection::handle_line(Line line) {
   // Validating the encoding of every string would put the long base64
   // strings on RapidJSON's slow path; Text values are checked where they are
   // read, and --check-protocol checks the whole line.
-  parse_line(message->doc, message->line, schemas_ != nullptr);
+  const rapidjson::ParseResult parsed =
+      parse_line(message->doc, message->line, schemas_ != nullptr);
   const rapidjson::Document& d = message->doc;
-  if (d.HasParseError()) {
-    fault(std::string("wrote a line that is not JSON (") +
-              rapidjson::GetParseError_En(d.GetParseError()) + " at offset " +
-              std::to_string(d.GetErrorOffset()) + "): " + excerpt,
-          true);
+  if (parsed.IsError()) {
+    fault("wrote a line that is not JSON (" + parse_error_text(parsed) + "): " + excerpt, true);
     return;
   }
   const rapidjson::Value* version = member(d, "jsonrpc");

@@ -6,6 +6,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
+
+#include "api/bounded_json.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -87,13 +92,29 @@ constexpr std::size_t kMaxHint = 16u << 20;
 
 }  // namespace
 
-void parse_line(rapidjson::Document& doc, Line& line, bool validate_encoding) {
-  LineStream stream(line.data, line.data + line.size + 1);
-  if (validate_encoding) {
-    doc.ParseStream<rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag>(stream);
-  } else {
-    doc.ParseStream<rapidjson::kParseInsituFlag>(stream);
+rapidjson::ParseResult parse_line(rapidjson::Document& doc, Line& line, bool validate_encoding) {
+  rapidjson::ParseResult result;
+  auto fill = [&](rapidjson::Document& d) {
+    LineStream stream(line.data, line.data + line.size + 1);
+    rapidjson::Reader reader;
+    api::internal::DepthLimited<rapidjson::Document> handler(d);
+    constexpr unsigned kFlags = rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag;
+    result = validate_encoding
+                 ? reader.Parse<kFlags | rapidjson::kParseValidateEncodingFlag>(stream, handler)
+                 : reader.Parse<kFlags>(stream, handler);
+    return !result.IsError();
+  };
+  doc.Populate(fill);
+  return result;
+}
+
+std::string parse_error_text(const rapidjson::ParseResult& result) {
+  // The only handler that stops a parse is the depth limit's.
+  if (result.Code() == rapidjson::kParseErrorTermination) {
+    return "nested deeper than " + std::to_string(api::internal::kMaxJsonDepth) + " levels";
   }
+  return std::string(rapidjson::GetParseError_En(result.Code())) + " at offset " +
+         std::to_string(result.Offset());
 }
 
 void LineReader::reserve_free(std::size_t room) {

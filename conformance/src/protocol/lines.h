@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace lizard::conformance::protocol {
@@ -34,9 +35,16 @@ struct Line {
 };
 
 // Parses `line` in place into `doc` (which then points into the line; keep
-// both together). With `validate_encoding`, every string is checked to be
-// UTF-8 (RapidJSON's slow path, for --check-protocol).
-void parse_line(rapidjson::Document& doc, Line& line, bool validate_encoding);
+// both together), with RapidJSON's iterative parser: no recursion, whatever
+// the line. Arrays and objects nested deeper than api::internal::kMaxJsonDepth
+// (64; no message of the protocol nests more than a few levels) stop the
+// parse with kParseErrorTermination, so that nothing that walks the document
+// later (the schema check, a writer) recurses deeply either. With
+// `validate_encoding`, every string is checked to be UTF-8 (RapidJSON's slow
+// path, for --check-protocol). On an error `doc` is null.
+rapidjson::ParseResult parse_line(rapidjson::Document& doc, Line& line, bool validate_encoding);
+// "Invalid value at offset 12", or "nested deeper than 64 levels".
+std::string parse_error_text(const rapidjson::ParseResult& result);
 
 // Lines from a file descriptor: read(2) into one growing buffer; a long line
 // leaves with the buffer (what follows it is copied to a new one), a short

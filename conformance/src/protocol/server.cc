@@ -124,9 +124,9 @@ class Server {
     auto parsed = std::make_shared<Parsed>();
     parsed->line = std::move(line);
     // Text values are checked for UTF-8 where they are read (read_text).
-    protocol::parse_line(parsed->doc, parsed->line, false);
+    const rapidjson::ParseResult result = protocol::parse_line(parsed->doc, parsed->line, false);
     std::shared_ptr<const rapidjson::Document> doc(parsed, &parsed->doc);
-    if (doc->HasParseError() || !doc->IsObject()) {
+    if (result.IsError() || !doc->IsObject()) {
       respond_error("null", protocol::kParseError, "not a JSON object");
       return;
     }

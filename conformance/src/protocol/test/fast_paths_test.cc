@@ -100,12 +100,16 @@ std::string reparsed(const std::string& json, bool in_place) {
   line.storage[json.size()] = '\0';
   line.data = line.storage.get();
   line.size = json.size();
+  rapidjson::ParseResult result;
   if (in_place) {
-    protocol::parse_line(doc, line, false);
+    result = protocol::parse_line(doc, line, false);
   } else {
-    doc.Parse(json.c_str());
+    doc.Parse<rapidjson::kParseIterativeFlag>(json.c_str());
+    result = rapidjson::ParseResult(doc.GetParseError(), doc.GetErrorOffset());
   }
-  if (doc.HasParseError()) return "error " + std::to_string(doc.GetParseError());
+  if (result.IsError()) {
+    return "error " + std::to_string(result.Code()) + " at " + std::to_string(result.Offset());
+  }
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   doc.Accept(w);
@@ -130,6 +134,31 @@ TEST(Wire, LongStringsParseInPlaceAsRapidJsonParsesThem) {
       const std::string text = json.substr(0, cut);
       EXPECT_EQ(reparsed(text, true), reparsed(text, false)) << text;
     }
+  }
+}
+
+// A line of a few hundred KB of brackets would overflow the stack of a
+// recursive parser (and of every later walk of the document): parsed
+// iteratively, it is an error past 64 levels, whatever its depth.
+TEST(Wire, DeeplyNestedLinesAreAnErrorNotACrash) {
+  const auto nested = [](std::size_t depth) {
+    return R"({"jsonrpc":"2.0","id":1,"result":)" + std::string(depth - 1, '[') +
+           std::string(depth - 1, ']') + "}";
+  };
+  EXPECT_EQ(reparsed(nested(64), true), reparsed(nested(64), false));
+  for (const std::size_t depth : {65u, 1000u, 300000u}) {
+    std::string text = nested(depth);
+    protocol::Line line;
+    line.storage.reset(new char[text.size() + 1]);
+    text.copy(line.storage.get(), text.size());
+    line.storage[text.size()] = '\0';
+    line.data = line.storage.get();
+    line.size = text.size();
+    rapidjson::Document doc;
+    const rapidjson::ParseResult result = protocol::parse_line(doc, line, depth == 65);
+    EXPECT_EQ(result.Code(), rapidjson::kParseErrorTermination) << depth;
+    EXPECT_EQ(protocol::parse_error_text(result), "nested deeper than 64 levels");
+    EXPECT_TRUE(doc.IsNull());
   }
 }
 
