@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 
@@ -50,7 +52,9 @@ std::optional<std::chrono::seconds> retry_after(const TransportOutcome& outcome)
   if (header != outcome.headers.end()) {
     char* end = nullptr;
     const long long value = std::strtoll(header->second.c_str(), &end, 10);
-    if (end != header->second.c_str() && value >= 0) return std::chrono::seconds(value);
+    if (end != header->second.c_str() && value >= 0 && value <= kMaxRetryAfterS) {
+      return std::chrono::seconds(value);
+    }
   }
   return std::nullopt;
 }
@@ -99,7 +103,7 @@ ErrorBody parse_error_body(std::string_view body) {
   ErrorBody out;
   rapidjson::Document doc;
   if (!internal::parse_bounded(doc, body) || !doc.IsObject()) {
-    out.message = brief(std::string(body));
+    out.message = std::string(body);
     return out;
   }
   const std::string error = string_member(doc, "error");
@@ -115,34 +119,51 @@ ErrorBody parse_error_body(std::string_view body) {
   return out;
 }
 
+// In one pass each (an answer of many megabytes full of the header names
+// must not make this quadratic): the secret wherever it is, then the value
+// after each header name, found in one lower-cased copy.
 std::string redact(std::string_view text, std::string_view secret) {
-  std::string out(text);
   constexpr std::string_view kMask = "[REDACTED]";
-  if (!secret.empty()) {
-    std::size_t at = 0;
-    while ((at = out.find(secret, at)) != std::string::npos) {
-      out.replace(at, secret.size(), kMask);
-      at += kMask.size();
+  constexpr std::size_t npos = std::string::npos;
+  std::string out;
+  if (secret.empty()) {
+    out = text;
+  } else {
+    out.reserve(text.size());
+    std::size_t from = 0;
+    for (std::size_t at = text.find(secret); at != npos; at = text.find(secret, from)) {
+      out.append(text.substr(from, at - from)).append(kMask);
+      from = at + secret.size();
     }
+    out.append(text.substr(from));
   }
   // Header values quoted in a message (curl verbose text, an echoing proxy).
-  for (const std::string_view header : {"x-api-key:", "authorization:"}) {
-    std::size_t at = 0;
-    while (true) {
-      at = internal::ascii_lower(out).find(header, at);
-      if (at == std::string::npos) break;
-      std::size_t value = at + header.size();
-      while (value < out.size() && out[value] == ' ') ++value;
-      std::size_t end = value;
-      while (end < out.size() && out[end] != '\r' && out[end] != '\n' && out[end] != '"' &&
-             out[end] != ',') {
-        ++end;
-      }
-      out.replace(value, end - value, kMask);
-      at = value + kMask.size();
+  constexpr std::array<std::string_view, 2> kHeaders = {"x-api-key:", "authorization:"};
+  const std::string lower = internal::ascii_lower(out);
+  std::array<std::size_t, 2> next = {lower.find(kHeaders[0]), lower.find(kHeaders[1])};
+  std::string result;
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t which = next[0] <= next[1] ? 0 : 1;
+    const std::size_t at = next[which];
+    if (at == npos) break;
+    std::size_t value = at + kHeaders[which].size();
+    while (value < out.size() && out[value] == ' ') ++value;
+    std::size_t end = value;
+    while (end < out.size() && out[end] != '\r' && out[end] != '\n' && out[end] != '"' &&
+           out[end] != ',') {
+      ++end;
+    }
+    result.append(out, from, value - from).append(kMask);
+    from = end;
+    // A header name inside a masked value is gone with it.
+    for (std::size_t h = 0; h < kHeaders.size(); ++h) {
+      if (next[h] != npos && next[h] < from) next[h] = lower.find(kHeaders[h], from);
     }
   }
-  return out;
+  if (from == 0) return out;
+  result.append(out, from);
+  return result;
 }
 
 void throw_transport_error(const TransportOutcome& outcome, std::string_view what,
@@ -151,11 +172,13 @@ void throw_transport_error(const TransportOutcome& outcome, std::string_view wha
   if (outcome.failure != TransportFailure::kNone) throw_failure(outcome, op, secret);
   const ErrorBody body = parse_error_body(outcome.body);
   const int status = static_cast<int>(outcome.status);
-  const std::string sentence = redact(body.message, secret);
-  const std::string code_part = body.code.empty() ? "" : " [" + redact(body.code, secret) + "]";
+  // Redacted whole, then cut: a cut first could leave all of the key but
+  // its last characters, which no longer match it.
+  const std::string sentence = brief(redact(body.message, secret));
+  const std::string code = brief(redact(body.code, secret));
+  const std::string code_part = code.empty() ? "" : " [" + code + "]";
   const std::string message = op + ": HTTP " + std::to_string(status) + code_part +
                               (sentence.empty() ? "" : ": ") + sentence;
-  const std::string code = redact(body.code, secret);
   switch (status) {
     case 401:
     case 403:

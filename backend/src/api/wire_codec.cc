@@ -511,8 +511,13 @@ int ExecStreamDecoder::finish(std::string_view what, std::string_view secret) {
                                     "\" (out of range)");
   }
   if (error_) {
-    throw workspace::WorkspaceError(op +
-                                    ": the stream reported an error: " + redact(*error_, secret));
+    // Redacted whole, then cut to a message's length.
+    std::string text = redact(*error_, secret);
+    if (text.size() > 300) {
+      text.resize(300);
+      text += "...";
+    }
+    throw workspace::WorkspaceError(op + ": the stream reported an error: " + text);
   }
   if (!exit_code_) {
     throw workspace::WorkspaceError(op + ": the stream ended without an exit event");

@@ -104,6 +104,11 @@ TEST(ErrorTableTest, TimeoutsRateLimitsAndServerErrorsAreTransient) {
       http(429, R"({"retryAfterS":1e300})", {{"retry-after", "5"}}));
   EXPECT_EQ(absurd.retry_after(), 5s) << "an absurd body value falls back to the header";
   EXPECT_EQ(catch_as<WorkspaceTransientError>(http(429, "{}")).retry_after(), std::nullopt);
+  // Over a day is no advice (and 9e18 s overflowed into a negative wait).
+  EXPECT_EQ(
+      catch_as<WorkspaceTransientError>(http(429, "{}", {{"retry-after", "9200000000000000000"}}))
+          .retry_after(),
+      std::nullopt);
   for (long status : {500L, 502L, 503L}) {
     const auto e = catch_as<WorkspaceTransientError>(http(status, "oops"));
     EXPECT_EQ(e.http_status(), status);
@@ -157,6 +162,46 @@ TEST(ErrorTableTest, TheKeyIsRedactedFromEveryMessage) {
             "X-API-Key: [REDACTED]\nAuthorization: [REDACTED]");
 }
 
+// The key cut by the message's 300-byte limit would no longer match it: the
+// body is redacted whole first. Every offset of the key around the cut.
+TEST(ErrorTableTest, AKeyAcrossTheMessageCutIsRedactedNotCut) {
+  const std::string key = kSecret;
+  for (std::size_t at = 280; at <= 300; ++at) {
+    const std::string page = "<html>" + std::string(at - 6, 'p') + key + " more</html>";
+    try {
+      throw_transport_error(http(502, page), "GET /x", kSecret);
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.find(key.substr(0, 8)), std::string::npos) << at << ": " << what;
+      EXPECT_LT(what.size(), 400u);
+    }
+  }
+}
+
+// Answers full of header names: every value masked, the message bounded,
+// and the work linear (each name used to lower-case the whole text again: a
+// 1.1 MB answer took minutes).
+TEST(ErrorTableTest, AnswersFullOfHeaderNamesAreRedactedInOnePass) {
+  std::string bomb;
+  for (int i = 0; i < 100000; ++i) bomb += i % 2 == 0 ? "x-api-key:a," : "Authorization:b,";
+  const std::string redacted = redact(bomb, kSecret);
+  std::size_t masks = 0;
+  for (std::size_t at = redacted.find("[REDACTED]"); at != std::string::npos;
+       at = redacted.find("[REDACTED]", at + 1)) {
+    ++masks;
+  }
+  EXPECT_EQ(masks, 100000u);
+  EXPECT_EQ(redacted.find(":a,"), std::string::npos);
+  EXPECT_EQ(redacted.find(":b,"), std::string::npos);
+  EXPECT_EQ(redact(std::string(kSecret) + kSecret + "|" + kSecret, kSecret),
+            "[REDACTED][REDACTED]|[REDACTED]");
+  try {
+    throw_transport_error(http(500, R"({"error":")" + bomb + R"("})"), "GET /x", kSecret);
+  } catch (const std::exception& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u);
+  }
+}
+
 TEST(ErrorBodyTest, CodeAndSentenceFollowTheSdkRules) {
   EXPECT_EQ(parse_error_body(R"({"error":"Nope","code":"X_Y"})").code, "X_Y");
   EXPECT_EQ(parse_error_body(R"({"error":"ACCOUNT_SCOPE_REQUIRED","message":"m"})").code,
@@ -164,7 +209,7 @@ TEST(ErrorBodyTest, CodeAndSentenceFollowTheSdkRules) {
   EXPECT_EQ(parse_error_body(R"({"error":"ACCOUNT_SCOPE_REQUIRED","message":"m"})").message, "m");
   EXPECT_EQ(parse_error_body(R"({"error":"Plain sentence"})").code, "");
   EXPECT_EQ(parse_error_body("not json").message, "not json");
-  EXPECT_EQ(parse_error_body(std::string(1000, 'x')).message, std::string(300, 'x') + "...");
+  EXPECT_EQ(parse_error_body(std::string(1000, 'x')).message, std::string(1000, 'x'));
 }
 
 // Every row of the table again, as a caller of the client meets it: one

@@ -58,7 +58,8 @@ class PaymentRequiredError : public ApiError {
 };
 
 // The error body fields, decoded leniently (a non-JSON body gives the raw text
-// as the message).
+// as the message). Neither is cut nor redacted: throw_transport_error()
+// redacts them whole, then cuts them to 300 bytes.
 struct ErrorBody {
   std::string code;
   std::string message;
@@ -66,7 +67,8 @@ struct ErrorBody {
 ErrorBody parse_error_body(std::string_view body);
 
 // Replaces every occurrence of `secret` (when non-empty) and any value of an
-// X-API-Key / Authorization header quoted in `text` by "[REDACTED]".
+// X-API-Key / Authorization header quoted in `text` by "[REDACTED]". Linear
+// in the size of `text`.
 std::string redact(std::string_view text, std::string_view secret);
 
 // The mapping table. `what` names the operation ("POST /api/sandboxes");
