@@ -58,6 +58,7 @@ TransportOutcome Client::send(const Exchange& exchange, const CallOptions& call,
   request.stop = call.stop;
   request.fresh_connection = call.no_replay;
   if (call.max_answer_bytes > 0) request.max_answer_bytes = call.max_answer_bytes;
+  request.cut_at_max_answer = call.cut_at_max_answer && call.max_answer_bytes > 0;
   request.on_answer_chunk = exchange.on_answer_chunk;
 
   const auto start = std::chrono::steady_clock::now();

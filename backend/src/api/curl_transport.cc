@@ -66,6 +66,8 @@ struct Transfer {
   internal::PrefaultingAppender body_appender{body};  // into `body` reserved at its length
   std::uint64_t max_body = kMaxJsonAnswerBytes;
   bool over_limit = false;
+  bool cut_at_max = false;  // HttpRequest::cut_at_max_answer
+  bool cut = false;         // a 2xx answer was cut at max_body: a success
 };
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
@@ -79,6 +81,11 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
       transfer->max_body - std::min<std::uint64_t>(transfer->max_body, transfer->body.size());
   if (chunk.size() > room) {
     // Anything but the size handed in makes curl stop with CURLE_WRITE_ERROR.
+    if (transfer->cut_at_max && transfer->status >= 200 && transfer->status < 300) {
+      transfer->body_appender.append(chunk.data(), static_cast<std::size_t>(room));
+      transfer->cut = true;
+      return 0;
+    }
     transfer->over_limit = true;
     return 0;
   }
@@ -186,6 +193,7 @@ class CurlTransport final : public HttpTransport {
     transfer.stop = request.stop;
     transfer.on_answer_chunk = request.on_answer_chunk ? &request.on_answer_chunk : nullptr;
     transfer.max_body = request.max_answer_bytes;
+    transfer.cut_at_max = request.cut_at_max_answer;
     std::array<char, CURL_ERROR_SIZE> error_text{};
     const CurlHeaders headers = header_list(request);
 
@@ -212,6 +220,7 @@ class CurlTransport final : public HttpTransport {
       transfer.headers.clear();
       transfer.body.clear();
       transfer.over_limit = false;
+      transfer.cut = false;
       error_text.fill('\0');
       curl_easy_setopt(handle, CURLOPT_FRESH_CONNECT, 1L);
       code = curl_easy_perform(handle);
@@ -252,14 +261,15 @@ class CurlTransport final : public HttpTransport {
   static TransportOutcome outcome_of(CURL* handle, CURLcode code, const char* error_text,
                                      Transfer& transfer) {
     TransportOutcome outcome;
-    outcome.failure = internal::failure_of_curl_code(code, transfer.over_limit);
+    outcome.failure = transfer.cut ? TransportFailure::kNone
+                                   : internal::failure_of_curl_code(code, transfer.over_limit);
     long status = 0;
     curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
     outcome.status = status;
     long request_size = 0;
     curl_easy_getinfo(handle, CURLINFO_REQUEST_SIZE, &request_size);
     outcome.request_sent = request_size > 0;
-    if (code != CURLE_OK) {
+    if (code != CURLE_OK && !transfer.cut) {
       outcome.detail = *error_text != '\0' ? std::string(error_text) : curl_easy_strerror(code);
     }
     outcome.headers = std::move(transfer.headers);

@@ -199,7 +199,13 @@ CommandResult SandboxRuns::result_of(const std::string& sandbox_id, const RunSpe
     throw WorkspaceError("could not start the command: " +
                          std::generic_category().message(envelope.start_errno));
   }
-  if (envelope.over_limit) throw_over_limit(spec, envelope);
+  // Over the limit by its own sizes too: the helper's "O" flag is only as
+  // sure as its watcher, which a command can kill, and no size past the
+  // limit is ever read back as a success.
+  if (envelope.over_limit || envelope.out_size > spec.limit_bytes ||
+      envelope.err_size > spec.limit_bytes) {
+    throw_over_limit(spec, envelope);
+  }
   const std::string raw_out = envelope.out
                                   ? std::move(*envelope.out)
                                   : read_run_file(sandbox_id, spec.run_id, "o", envelope.out_size);
@@ -231,14 +237,15 @@ void SandboxRuns::throw_over_limit(const RunSpec& spec, const Envelope& envelope
 std::string SandboxRuns::read_run_file(const std::string& sandbox_id, const std::string& run_id,
                                        const char* name, std::uint64_t size) {
   if (size == 0) return {};
-  std::string bytes =
-      session_.call(sandbox_id,
-                    [&](api::Client& client, const std::string& sandbox) {
-                      return client.read_file(sandbox, run_file(kRunRoot, run_id, name));
-                    },
-                    {.missing = "the output of the command is missing from the sandbox"});
-  // A background child may still be adding to the file; the status is the cut.
-  if (bytes.size() > size) bytes.resize(size);
+  std::string bytes = session_.call(
+      sandbox_id,
+      [&](api::Client& client, const std::string& sandbox) {
+        // Only the bytes up to the status's size: a background
+        // child may still be adding to the file (up to 1 GiB).
+        return client.read_file(sandbox, run_file(kRunRoot, run_id, name),
+                                {.max_answer_bytes = size, .cut_at_max_answer = true});
+      },
+      {.missing = "the output of the command is missing from the sandbox"});
   // Shorter than when the command ended: something cut or replaced the file.
   if (bytes.size() < size) {
     throw WorkspaceError(

@@ -104,6 +104,38 @@ TEST(ClientLimits, ARawReadOverItsCapIsRefused) {
   EXPECT_EQ(client.read_file("sbx_x", "/workspace/f", call), file);
 }
 
+// The head of a file that may still be growing (a run's output file, which
+// a background child of the command can extend to 1 GiB): with
+// cut_at_max_answer the read keeps the first bytes and stops the transfer,
+// however much the server would send.
+TEST(ClientLimits, ARawReadCutAtItsCapKeepsTheHeadAndStops) {
+  std::atomic<std::size_t> sent{0};
+  RawServer server([&](int fd, const std::string&) {
+    if (!send_all(fd,
+                  "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                  "Content-Length: 1073741824\r\nConnection: close\r\n\r\n")) {
+      return;
+    }
+    const std::string chunk(64 * 1024, 'z');
+    while (sent < (1u << 30) && send_all(fd, chunk)) sent += chunk.size();
+  });
+  Client client(client_options(server.url()));
+  api::CallOptions call;
+  call.max_answer_bytes = 100000;
+  call.cut_at_max_answer = true;
+  EXPECT_EQ(client.read_file("sbx_x", "/workspace/f", call), std::string(100000, 'z'));
+  EXPECT_LT(sent.load(), 64u << 20) << "the rest of the answer was received";
+  // An error answer is never cut: it is read whole and raised.
+  RawServer refusing([&](int fd, const std::string&) {
+    const std::string body = R"({"error":"Not found"})" + std::string(200, ' ');
+    send_all(fd, "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: " +
+                     std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+  });
+  Client refused(client_options(refusing.url()));
+  call.max_answer_bytes = 10;
+  EXPECT_THROW(refused.read_file("sbx_x", "/workspace/f", call), workspace::WorkspaceError);
+}
+
 // An HTML error page of megabytes must not become a megabyte what().
 TEST(ClientLimits, ErrorMessageOfAHugeErrorPageIsBounded) {
   const std::string page = "<html><body>" + std::string(2 * 1024 * 1024, 'x') + "</body></html>";
@@ -268,6 +300,22 @@ TEST_F(BoundedRetries, APersistent503OnExecGivesUpAfterAFewReattachesWithoutRunn
   EXPECT_EQ(count(is_exec), 4u);
   server_.clear_faults();
   EXPECT_EQ(backend.run(Shell{"test -e /workspace/ran; echo $?"}).out, "1\n");
+}
+
+// The helper's answer says more than the limit was written but not that
+// the limit was hit (its output watcher was killed by the command): the
+// sizes alone make it an output-limit error, never a success.
+TEST_F(BoundedRetries, AnAnswerOverTheOutputLimitIsAnOutputLimitErrorWhateverItsFlag) {
+  LizardSandboxBackend backend(options());
+  ASSERT_EQ(backend.run(Shell{"true"}).exit_code, 0);
+  for (const char* sizes : {"20971520 0", "0 10485761"}) {
+    server_.add_fault(fault::respond("POST", "/api/sandboxes/*/exec", 200)
+                          .body(std::string(R"({"stdout":"LZ2 0 0 0 )") + sizes +
+                                R"( 0\n-\n-\nLZEND\n","stderr":"","exitCode":0})")
+                          .times(1));
+    EXPECT_THROW(backend.run(Shell{"true"}), workspace::WorkspaceOutputLimitError) << sizes;
+  }
+  EXPECT_EQ(backend.run(Shell{"echo fine"}).out, "fine\n");
 }
 
 TEST_F(BoundedRetries, APersistent429OnCreateSendsOneCreatePerOperation) {

@@ -74,6 +74,10 @@ struct CallOptions {
   // kMaxJsonAnswerBytes for every other route and for error answers).
   // A streaming exec's events are not buffered and not counted.
   std::uint64_t max_answer_bytes = 0;
+  // With max_answer_bytes: a successful answer longer than it is cut to its
+  // first max_answer_bytes bytes (the rest is never received) instead of
+  // raising. For reading the head of a file that may still be growing.
+  bool cut_at_max_answer = false;
 };
 
 // An HTTP answer as a value (any status).

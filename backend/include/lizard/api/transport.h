@@ -46,6 +46,10 @@ struct HttpRequest {
   bool fresh_connection = false;
   // The most answer bytes buffered; past it the transfer stops (kAnswerTooLarge).
   std::uint64_t max_answer_bytes = kMaxJsonAnswerBytes;
+  // With it, a 2xx answer longer than max_answer_bytes is cut there instead:
+  // its first max_answer_bytes bytes are the body, the transfer is stopped
+  // (the connection closed) and the outcome is the answer (kNone).
+  bool cut_at_max_answer = false;
   // When set, the body of a 2xx answer goes here chunk by chunk as it arrives
   // (on the calling thread, not buffered, not counted) instead of into the
   // outcome. Must not throw.
