@@ -146,13 +146,27 @@ rapidjson::Document parse(std::string_view body, std::string_view what) {
   return doc;
 }
 
-// Every element of a JSON array answer (anything else: none).
+// More entries than any listing of the API holds (a directory of a million
+// files): each decoded entry costs about a hundred times the bytes of a bare
+// `0` or `{}`, so a hostile answer of tens of MiB would cost gigabytes.
+constexpr std::size_t kMaxArrayAnswerEntries = 1'000'000;
+
+// Every element of a JSON array answer (anything else: none; an element that
+// is not an object decodes as an empty one). An array over
+// kMaxArrayAnswerEntries is refused before anything is decoded.
 template <typename Decode>
 auto decode_array(std::string_view body, std::string_view what, Decode decode) {
   const auto doc = parse(body, what);
   std::vector<decltype(decode(doc))> out;
   if (!doc.IsArray()) return out;
-  for (const auto& item : doc.GetArray()) out.push_back(decode(item));
+  const auto items = doc.GetArray();
+  if (items.Size() > kMaxArrayAnswerEntries) {
+    throw workspace::WorkspaceError(std::string(what) + ": the API answered with " +
+                                    std::to_string(items.Size()) + " entries (at most " +
+                                    std::to_string(kMaxArrayAnswerEntries) + " are read)");
+  }
+  out.reserve(items.Size());
+  for (const auto& item : items) out.push_back(decode(item));
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -245,7 +246,11 @@ class CommandWatch {
         out_{&out_pipe.read_end, {}, true},
         err_{&err_pipe.read_end, {}, true} {
     if (control.timeout) {
-      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(*control.timeout);
+      // Clamped first: past about 9.2e9 s the clock's nanoseconds overflow
+      // (the deadline landed in the past). A billion seconds is 31 years.
+      const auto seconds = std::min(control.timeout->count(), 1e9);
+      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(seconds));
     }
   }
 

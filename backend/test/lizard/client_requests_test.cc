@@ -216,6 +216,13 @@ TEST_F(ScriptedClientTest, SandboxRoutes) {
   ASSERT_EQ(listed.size(), 3u);
   EXPECT_EQ(listed[1].sandbox_id, "b");
   EXPECT_EQ(listed[2].sandbox_id, "");  // not an object: empty, not an error
+  // A small answer that would decode into gigabytes (a million entries of
+  // about a hundred bytes each, from two bytes each) is refused.
+  std::string zeros = "[0";
+  for (int i = 0; i < 1'000'000; ++i) zeros += ",0";
+  transport_->answer(200, zeros + "]");
+  EXPECT_THROW(client_.list_sandboxes(), WorkspaceError);
+  transport_->last();
   transport_->answer(200, "[]");
   EXPECT_TRUE(client_.list_sandboxes().empty());
   expect_request("GET", "/api/sandboxes");

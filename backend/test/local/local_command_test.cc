@@ -46,6 +46,17 @@ TEST_F(Commands, ResultFields) {
   EXPECT_EQ(result, (CommandResult{7, "out", "err"}));
 }
 
+// Any positive, finite timeout is valid: one past what the clock's
+// nanoseconds hold (about 9.2e9 s) used to overflow into a deadline in the
+// past, and the command timed out at once.
+TEST_F(Commands, HugeTimeoutsAreNoDeadlineInPractice) {
+  for (const double seconds : {9.3e9, 1e10, 1e300}) {
+    RunOptions options;
+    options.timeout = Seconds(seconds);
+    EXPECT_EQ(backend_->run(Shell{"echo hi"}, options), (CommandResult{0, "hi\n", ""})) << seconds;
+  }
+}
+
 TEST_F(Commands, StdinAtEof) {
   EXPECT_EQ(backend_->run(Shell{"read value || printf eof"}).out, "eof");
   EXPECT_EQ(backend_->run(Argv{{"cat"}}), (CommandResult{0, "", ""}));

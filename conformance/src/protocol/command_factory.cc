@@ -117,6 +117,18 @@ class CommandFactory : public BackendFactory {
       throw std::runtime_error("the adapter answered profile '" + client->info().profile +
                                "' but '" + info->profile + "' at the start of the run");
     }
+    // What a backend offers is one property of the backend, not of a rule:
+    // an adapter (told the rule's ID) that offered less for one rule would
+    // turn its FAIL into a SKIP.
+    const AdapterInfo& now = client->info();
+    const auto& was = *info;
+    if (!(now.capabilities == was.capabilities) || !(now.deviations == was.deviations) ||
+        now.can_attach != was.can_attach) {
+      client->shutdown();
+      throw std::runtime_error(
+          "the adapter answered other capabilities, deviations or canAttach for this rule than "
+          "at the start of the run (they are one property of the backend)");
+    }
     return std::make_unique<CommandSession>(std::move(host), std::move(client));
   }
   void abandon() override {

@@ -204,10 +204,12 @@ void Connection::read_stderr() {
     while (stderr_tail_.size() > std::max<std::size_t>(1, options_.stderr_tail_lines)) {
       stderr_tail_.pop_front();
     }
-    stderr_bytes_ += line.size();
+    // Each line costs its bytes and its string (an adapter writing empty
+    // lines without end must not grow this without bound either).
+    stderr_bytes_ += line.size() + sizeof(std::string);
     stderr_lines_.push_back(std::move(line));
     while (stderr_bytes_ > kStderrTotalBytes && !stderr_lines_.empty()) {
-      stderr_bytes_ -= stderr_lines_.front().size();
+      stderr_bytes_ -= stderr_lines_.front().size() + sizeof(std::string);
       stderr_lines_.pop_front();
     }
   };

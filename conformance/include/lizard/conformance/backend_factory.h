@@ -54,6 +54,8 @@ struct Deviations {
   // (cmd.command-cannot-break-the-backend). Leave it false unless that holds:
   // on a backend running commands on the host the rule would empty the host's /tmp.
   bool commands_have_own_filesystem = false;
+
+  friend bool operator==(const Deviations&, const Deviations&) = default;
 };
 
 // The lizard profile's view of the platform (journal, faults, clock,

@@ -20,6 +20,10 @@ breaks the protocol the way MODE says, at the first backend/new (or run):
                 backend/new, pings, and every other request with an error)
   slow-start    reads nothing for 3 s after it starts, then behaves (answers
                 initialize and pings; backend/new is "not in this adapter")
+  deep          answers backend/new with a result nested 300,000 levels deep
+  empty-stderr  writes 24 million empty lines to stderr, then crashes (status 3)
+  fewer-caps    offers no capabilities when initialize names a rule (the
+                runner's own probe names none), then answers like "crash"
 """
 import json
 import os
@@ -77,6 +81,22 @@ def break_protocol(request):
             sys.stdout.flush()
             time.sleep(0.2)
         return
+    if MODE == "deep":
+        log("answering a deeply nested result on purpose")
+        depth = 300000
+        sys.stdout.write('{"jsonrpc":"2.0","id":%d,"result":' % request["id"] +
+                         "[" * depth + "]" * depth + "}\n")
+        sys.stdout.flush()
+        return
+    if MODE == "empty-stderr":
+        for _ in range(24):
+            sys.stderr.write("\n" * 1000000)
+        sys.stderr.flush()
+        log("crashing on purpose after 24 million empty lines")
+        os._exit(3)
+    if MODE == "fewer-caps":
+        log("crashing on purpose")
+        os._exit(3)
     if MODE == "wrong-id":
         log("answering a wrong id on purpose")
         send({"jsonrpc": "2.0", "id": request["id"] + 1000, "result": None})
@@ -89,10 +109,12 @@ def respond(request):
     if "id" not in request:
         return True
     if method == "initialize":
+        named_rule = bool((request.get("params") or {}).get("rule"))
         answer(request, {
             "protocol_version": "2" if MODE == "version" else "1",
             "name": "bad adapter (" + MODE + ")",
-            "capabilities": ["commands", "filesystem"],
+            "capabilities": [] if MODE == "fewer-caps" and named_rule
+            else ["commands", "filesystem"],
         })
     elif method == "$/ping":
         answer(request, None)

@@ -415,12 +415,39 @@ INSTANTIATE_TEST_SUITE_P(
                 "wrote a line longer than 100663296 bytes", true},
         BadCase{"wrong-id", "cmd.result-fields:fs.exists", "which no request in flight has", true},
         BadCase{"exit-mid-run", "cmd.result-fields",
-                "exited with status 0 with 1 request(s) in flight (run)", true}),
+                "exited with status 0 with 1 request(s) in flight (run)", true},
+        // A recursive parser overflowed its stack on this line (a crash).
+        BadCase{"deep", "cmd.result-fields",
+                "wrote a line that is not JSON (nested deeper than 64 levels)", true},
+        // Empty lines cost nothing against the stderr bound before: RSS grew
+        // by gigabytes (the peak check below).
+        BadCase{"empty-stderr", "cmd.result-fields",
+                "exited with status 3 with 1 request(s) in flight (backend/new)", false}),
     [](const testing::TestParamInfo<BadCase>& param) {
       std::string name;
       for (char ch : param.param.mode) name += ch == '-' ? '_' : ch;
       return name;
     });
+
+// An adapter is told each rule's ID: one that offers less for a rule (here:
+// nothing, where the run's probe got commands and a filesystem) would turn
+// that rule's FAIL into a SKIP. The rule FAILs instead, and says why.
+TEST(AdapterClient, CapabilitiesThatChangeFromRuleToRuleFailTheRule) {
+  CommandFactoryOptions options;
+  options.adapter = bad_adapter("fewer-caps");
+  auto factory = make_command_factory(options);
+  RunnerOptions runner;
+  runner.filter = "cmd.result-fields:fs.exists";
+  runner.jobs = 2;
+  runner.rule_deadline = std::chrono::seconds(60);
+  const RunReport report = run_rules(*factory, runner);
+  ASSERT_EQ(report.rules.size(), 2u);
+  for (const auto& r : report.rules) {
+    EXPECT_EQ(r.status, Status::kFail) << r.id << ": " << r.reason;
+    EXPECT_NE(r.reason.find("other capabilities, deviations or canAttach"), std::string::npos)
+        << r.id << ": " << r.reason;
+  }
+}
 
 // ---------------------------------------------------------------------------
 // The mutants through lizard-workspace-serve --mutant: caught by the rules
