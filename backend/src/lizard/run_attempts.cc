@@ -43,10 +43,16 @@ RunAttempts::Step RunAttempts::after_transport_failure(bool admitted, std::optio
   return {Next::kPause, pause};
 }
 
-RunAttempts::Step RunAttempts::after_missing_envelope(bool server_limit,
-                                                      const std::string& problem) {
+RunAttempts::Step RunAttempts::after_missing_envelope(bool server_limit, const std::string& problem,
+                                                      Ms took) {
   started_ = true;
-  if (server_limit) return {Next::kReattach};
+  if (server_limit && took >= kMinServerLimit) return {Next::kReattach};
+  if (server_limit) {
+    last_problem_ = "the server answered \"timed out\" after " + std::to_string(took.count()) +
+                    " ms, sooner than any per-request limit";
+    if (++blind_ > kMaxBlindRetries) return {Next::kGiveUpRepeated};
+    return {Next::kPause, Ms(200 * blind_)};
+  }
   last_problem_ = problem;
   if (++blind_ > kMaxBlindRetries) return {Next::kGiveUpRepeated};
   return {Next::kReattach};

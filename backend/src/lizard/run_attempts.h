@@ -71,8 +71,12 @@ class RunAttempts {
                                const std::string& problem, Clock::time_point now);
   // An exec was answered with the helper's output but no envelope, because
   // the server's per-request limit cut it (`server_limit`: re-attach) or the
-  // helper was killed.
-  Step after_missing_envelope(bool server_limit, const std::string& problem);
+  // helper was killed. `took`: how long the exec was out. A cut faster than
+  // kMinServerLimit is no server's limit (a server answering "timedOut" at
+  // once, for ever): it counts as a failure without progress, with a pause.
+  Step after_missing_envelope(bool server_limit, const std::string& problem, Ms took);
+  // Shorter than any server's per-request exec limit (the tests' mocks use 400 ms).
+  static constexpr Ms kMinServerLimit{250};
   // An exec was answered: the run exists.
   void note_answered() { started_ = true; }
 

@@ -101,11 +101,13 @@ Envelope SandboxRuns::run_until_answered(const std::string& sandbox_id, const Ru
     const auto wait = attempts.next_wait(Clock::now());
     if (!wait) throw out_of_time(spec, attempts);
     const bool answered_before = attempts.started();
+    const auto sent = Clock::now();
     const auto answer = attempt(sandbox_id, spec, request, *wait, stop, attempts);
     if (!answer) continue;
     attempts.note_answered();
     if (auto envelope = envelope_of(*answer)) return std::move(*envelope);
-    after_missing_envelope(*answer, answered_before, sandbox_id, attempts);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - sent);
+    after_missing_envelope(*answer, answered_before, took, sandbox_id, stop, attempts);
   }
 }
 
@@ -155,7 +157,9 @@ void SandboxRuns::after_transport_failure(const WorkspaceTransientError& error,
 
 // An exec of the run was answered without an envelope: raise, or re-attach.
 void SandboxRuns::after_missing_envelope(const api::ExecResult& answer, bool answered_before,
-                                         const std::string& sandbox_id, RunAttempts& attempts) {
+                                         std::chrono::milliseconds took,
+                                         const std::string& sandbox_id, std::stop_token stop,
+                                         RunAttempts& attempts) {
   // No output at all, at the first answer, with the shell's "cannot
   // execute" status: the helper never started (the sandbox has no usable
   // /bin/sh or setsid, or refused the arguments).
@@ -170,11 +174,13 @@ void SandboxRuns::after_missing_envelope(const api::ExecResult& answer, bool ans
   if (!answer.timed_out && (session_.is_destroyed() || session_.confirm_gone(sandbox_id, ""))) {
     session_.throw_unavailable();
   }
-  const auto step = attempts.after_missing_envelope(answer.timed_out, answer.err.substr(0, 300));
+  const auto step =
+      attempts.after_missing_envelope(answer.timed_out, answer.err.substr(0, 300), took);
   if (step.next == RunAttempts::Next::kGiveUpRepeated) {
     throw WorkspaceError("the command's outcome is unknown (the run helper gave no answer: " +
                          attempts.last_problem() + ")");
   }
+  if (step.next == RunAttempts::Next::kPause) pause_for(step.pause, stop);
 }
 
 WorkspaceTransientError SandboxRuns::out_of_time(const RunSpec& spec, const RunAttempts& attempts) {

@@ -43,7 +43,8 @@ class SandboxRuns {
   void after_transport_failure(const WorkspaceTransientError& error, const std::string& sandbox_id,
                                const RunSpec& spec, std::stop_token stop, RunAttempts& attempts);
   void after_missing_envelope(const api::ExecResult& answer, bool answered_before,
-                              const std::string& sandbox_id, RunAttempts& attempts);
+                              std::chrono::milliseconds took, const std::string& sandbox_id,
+                              std::stop_token stop, RunAttempts& attempts);
   WorkspaceTransientError out_of_time(const RunSpec& spec, const RunAttempts& attempts);
 
   CommandResult result_of(const std::string& sandbox_id, const RunSpec& spec, Envelope envelope,

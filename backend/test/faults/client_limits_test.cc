@@ -318,6 +318,22 @@ TEST_F(BoundedRetries, AnAnswerOverTheOutputLimitIsAnOutputLimitErrorWhateverIts
   EXPECT_EQ(backend.run(Shell{"echo fine"}).out, "fine\n");
 }
 
+// A server that answers every exec "timed out" at once (no server limit is
+// that short): a run without a timeout re-sent its exec for ever, without a
+// pause. Now a few paced re-attaches, then "outcome unknown".
+TEST_F(BoundedRetries, AServerAnsweringTimedOutAtOnceIsNotReattachedForEver) {
+  LizardSandboxBackend backend(options());
+  ASSERT_EQ(backend.run(Shell{"true"}).exit_code, 0);
+  server_.clear_journal();
+  server_.add_fault(fault::respond("POST", "/api/sandboxes/*/exec", 200)
+                        .body(R"({"stdout":"","stderr":"","exitCode":124,"timedOut":true})"));
+  EXPECT_THAT([&] { backend.run(Shell{"true"}); },
+              ThrowsNonTransientError("sooner than any per-request limit"));
+  // 1 try + 3 paced re-attaches, never more.
+  EXPECT_EQ(count(is_exec), 4u);
+  server_.clear_faults();
+}
+
 TEST_F(BoundedRetries, APersistent429OnCreateSendsOneCreatePerOperation) {
   server_.add_fault(fault::respond("POST", "/api/sandboxes", 429)
                         .body(R"({"error":"slow down","retryAfterS":1})"));

@@ -83,14 +83,28 @@ TEST(RunAttemptsTest, NoPauseOrAttemptPassesTheDeadline) {
 TEST(RunAttemptsTest, TheServersOwnLimitReattachesWithoutCountingAsAFailure) {
   RunAttempts attempts(std::nullopt, kStart);
   for (int i = 0; i < 10; ++i) {
-    EXPECT_EQ(attempts.after_missing_envelope(true, "").next, Next::kReattach);
+    EXPECT_EQ(attempts.after_missing_envelope(true, "", 400ms).next, Next::kReattach);
   }
   EXPECT_TRUE(attempts.started());
   for (int i = 1; i <= RunAttempts::kMaxBlindRetries; ++i) {
-    EXPECT_EQ(attempts.after_missing_envelope(false, "killed").next, Next::kReattach) << i;
+    EXPECT_EQ(attempts.after_missing_envelope(false, "killed", 400ms).next, Next::kReattach) << i;
   }
-  EXPECT_EQ(attempts.after_missing_envelope(false, "killed").next, Next::kGiveUpRepeated);
+  EXPECT_EQ(attempts.after_missing_envelope(false, "killed", 400ms).next, Next::kGiveUpRepeated);
   EXPECT_EQ(attempts.last_problem(), "killed");
+}
+
+// A server that answers "timed out" at once, every time, is no limit: a run
+// without a timeout re-sent its exec without a pause, for ever. Such answers
+// pause and count as failures without progress.
+TEST(RunAttemptsTest, TimedOutAnswersFasterThanAnyServerLimitPauseAndGiveUp) {
+  RunAttempts attempts(std::nullopt, kStart);
+  for (int i = 1; i <= RunAttempts::kMaxBlindRetries; ++i) {
+    const auto step = attempts.after_missing_envelope(true, "", 3ms);
+    EXPECT_EQ(step.next, Next::kPause) << i;
+    EXPECT_EQ(step.pause, Ms(200 * i));
+  }
+  EXPECT_EQ(attempts.after_missing_envelope(true, "", 3ms).next, Next::kGiveUpRepeated);
+  EXPECT_NE(attempts.last_problem().find("sooner than any per-request limit"), std::string::npos);
 }
 
 }  // namespace
