@@ -17,6 +17,7 @@
 #include "lizard/conformance/local_factory.h"
 #include "lizard/conformance/report_tools.h"
 #include "lizard/conformance/runner.h"
+#include "lizard/workspace/utf8.h"
 
 namespace lizard::conformance {
 namespace {
@@ -155,6 +156,29 @@ TEST(Expectations, EveryReportFormatSaysUnexpected) {
   EXPECT_EQ(back.rules[1].verdict(), Verdict::kUnexpectedPass);
   EXPECT_EQ(back.rules[0].expected_link, "https://tracker.example/1");
   EXPECT_EQ(back.expectations, "exp.txt");
+}
+
+// A backend's name and a rule's reason come from the backend (an adapter
+// in any language): bytes that are not UTF-8, or line breaks, must not make
+// a report unreadable or inject Markdown.
+TEST(Reports, TextThatIsNotUtf8OrSpansLinesStaysInItsPlace) {
+  RunReport report;
+  report.suite_version = kSuiteVersion;
+  report.backend = "bad\xff\xfe name\n# injected";
+  report.rules.push_back(result("cmd.result-fields", Status::kFail, "why\xc3\n## also injected"));
+  report.notes.push_back("note\n# third");
+  std::ostringstream md, json, junit;
+  write_markdown(report, md);
+  write_json(report, json);
+  write_junit(report, junit);
+  for (const std::string& text : {md.str(), json.str(), junit.str()}) {
+    EXPECT_TRUE(workspace::is_valid_utf8(text)) << text;
+  }
+  EXPECT_EQ(md.str().find("\n# injected"), std::string::npos) << md.str();
+  EXPECT_EQ(md.str().find("\n## also injected"), std::string::npos) << md.str();
+  EXPECT_EQ(md.str().find("\n# third"), std::string::npos) << md.str();
+  const RunReport back = parse_json_report(json.str(), "r.json");
+  EXPECT_EQ(back.backend, "bad\xef\xbf\xbd\xef\xbf\xbd name\n# injected");
 }
 
 TEST(Expectations, AllMatchedIsExitZeroAndWrittenExpectationsReadBack) {

@@ -4,6 +4,7 @@
 
 #include "connection.h"
 #include "lizard/conformance/rules.h"
+#include "lizard/workspace/utf8.h"
 
 namespace lizard::conformance {
 
@@ -246,11 +247,15 @@ AdapterInfo parse_info(Connection& c, const rapidjson::Value& result) {
   }
   if (const rapidjson::Value* name = member(result, "name")) {
     if (!name->IsString()) bad("name is not a string");
-    info.name = name->GetString();
+    // Shown in every report: one line of UTF-8, whatever was sent.
+    info.name = protocol::one_line(
+        workspace::repair_utf8(std::string_view(name->GetString(), name->GetStringLength())), 200);
   }
   if (const rapidjson::Value* profile = member(result, "profile")) {
     if (!profile->IsString()) bad("profile is not a string");
-    info.profile = profile->GetString();
+    info.profile = protocol::one_line(
+        workspace::repair_utf8(std::string_view(profile->GetString(), profile->GetStringLength())),
+        200);
   }
   const rapidjson::Value* caps = member(result, "capabilities");
   if (caps == nullptr || !caps->IsArray()) bad("no capabilities array");

@@ -9,6 +9,7 @@
 
 #include "lizard/conformance/expectations.h"
 #include "lizard/conformance/runner.h"
+#include "lizard/workspace/utf8.h"
 #include "report_text.h"
 #include "rule_context.h"
 
@@ -18,7 +19,7 @@ namespace internal {
 
 std::string json_escape(const std::string& text) {
   std::string out;
-  for (unsigned char c : text) {
+  for (unsigned char c : workspace::repair_utf8(text)) {
     switch (c) {
       case '"':
         out += "\\\"";
@@ -50,7 +51,7 @@ std::string json_escape(const std::string& text) {
 
 std::string xml_escape(const std::string& text) {
   std::string out;
-  for (unsigned char c : text) {
+  for (unsigned char c : workspace::repair_utf8(text)) {
     switch (c) {
       case '<':
         out += "&lt;";
@@ -73,10 +74,17 @@ std::string xml_escape(const std::string& text) {
 
 std::string md_escape(const std::string& text) {
   std::string out;
-  for (char c : text) {
+  for (char c : workspace::repair_utf8(text)) {
     if (c == '|') out += "\\";
     out += c;
   }
+  return out;
+}
+
+std::string md_line(const std::string& text) {
+  std::string out = md_escape(text);
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   return out;
 }
 
@@ -93,6 +101,7 @@ namespace {
 using internal::fixed;
 using internal::json_escape;
 using internal::md_escape;
+using internal::md_line;
 using internal::xml_escape;
 
 bool has_expectations(const RunReport& report) { return !report.expectations.empty(); }
@@ -270,13 +279,13 @@ void write_comparison(const RunReport& report, std::ostream& out) {
 }
 
 void write_markdown(const RunReport& report, std::ostream& out) {
-  out << "# Conformance report: " << md_escape(report.backend) << "\n\n";
+  out << "# Conformance report: " << md_line(report.backend) << "\n\n";
   out << "Suite " << report.suite_version << ". " << report.count(Status::kPass) << " pass, "
       << report.count(Status::kFail) << " fail, " << report.count(Status::kSkip) << " skip; "
       << fixed(report.wall_seconds, 1) << " s.";
   if (const std::string shard = shard_text(report); !shard.empty()) out << " " << shard << ".";
   out << "\n\n";
-  if (has_expectations(report)) out << md_escape(expectation_summary(report)) << ".\n\n";
+  if (has_expectations(report)) out << md_line(expectation_summary(report)) << ".\n\n";
   out << "| rule | result | seconds | reason |\n|---|---|---:|---|\n";
   for (const auto& r : report.rules) {
     std::string result = status_name(r.status);
@@ -285,20 +294,20 @@ void write_markdown(const RunReport& report, std::ostream& out) {
     } else if (r.expected && r.status != Status::kPass) {
       result += " (expected)";
     }
-    std::string reason = md_escape(shown_reason(r));
+    std::string reason = md_line(shown_reason(r));
     if (!r.expected_link.empty()) reason += " ([link](" + r.expected_link + "))";
     out << "| `" << r.id << "` | " << result << " | " << fixed(r.seconds, 2) << " | " << reason
         << " |\n";
   }
   if (report.comparison) {
-    out << "\n## " << md_escape(comparison_headline(*report.comparison)) << "\n\n";
+    out << "\n## " << md_line(comparison_headline(*report.comparison)) << "\n\n";
     std::ostringstream lines;
     comparison_lines(*report.comparison, lines, "- ");
     out << md_escape(lines.str());
   }
   if (!report.notes.empty()) {
     out << "\n";
-    for (const auto& note : report.notes) out << "- " << md_escape(note) << "\n";
+    for (const auto& note : report.notes) out << "- " << md_line(note) << "\n";
   }
 }
 
