@@ -87,14 +87,29 @@ void SseParser::feed(std::string_view bytes) {
     if (bytes.front() == '\n') i = 1;
     skip_lf_ = false;
   }
+  // Appends to the pending line unless it passed the bound.
+  const auto keep = [&](std::string_view part) {
+    if (dropping_line_) return;
+    if (buffer_.size() + part.size() > kMaxEventBytes) {
+      dropping_line_ = overflowed_ = true;
+      buffer_.clear();
+      return;
+    }
+    buffer_.append(part);
+  };
   while (i < bytes.size()) {
     const std::size_t end = bytes.find_first_of("\r\n", i);
     if (end == std::string_view::npos) {
-      buffer_.append(bytes.substr(i));
+      keep(bytes.substr(i));
       return;
     }
-    buffer_.append(bytes.substr(i, end - i));
-    line(buffer_);
+    keep(bytes.substr(i, end - i));
+    if (dropping_line_) {
+      dropping_line_ = false;
+      dropping_event_ = true;  // the event it belonged to is incomplete
+    } else {
+      line(buffer_);
+    }
     buffer_.clear();
     i = end + 1;
     if (bytes[end] == '\r') {
@@ -116,10 +131,13 @@ void SseParser::finish() {
 
 void SseParser::line(std::string_view text) {
   if (text.empty()) {
-    if (has_data_) callback_(event_.empty() ? std::string("message") : event_, data_);
+    if (has_data_ && !dropping_event_) {
+      callback_(event_.empty() ? std::string("message") : event_, data_);
+    }
     event_.clear();
     data_.clear();
     has_data_ = false;
+    dropping_event_ = false;
     return;
   }
   if (text.front() == ':') return;
@@ -129,6 +147,11 @@ void SseParser::line(std::string_view text) {
       colon == std::string_view::npos ? std::string_view() : text.substr(colon + 1);
   if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   if (field == "data") {
+    if (data_.size() + value.size() + 1 > kMaxEventBytes) {
+      dropping_event_ = overflowed_ = true;
+      data_.clear();
+    }
+    if (dropping_event_) return;
     if (has_data_) data_.push_back('\n');
     data_.append(value);
     has_data_ = true;

@@ -524,6 +524,11 @@ int ExecStreamDecoder::finish(std::string_view what, std::string_view secret) {
     throw workspace::WorkspaceError(op + ": the stream carried a malformed \"" + *malformed_ +
                                     "\" (out of range)");
   }
+  if (parser_.overflowed()) {
+    throw workspace::WorkspaceError(op + ": the stream carried a line or event over " +
+                                    std::to_string(SseParser::kMaxEventBytes) +
+                                    " bytes (not kept)");
+  }
   if (error_) {
     // Redacted whole, then cut to a message's length.
     std::string text = redact(*error_, secret);

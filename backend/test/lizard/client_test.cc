@@ -129,6 +129,27 @@ TEST(SseParserTest, EventsSurviveAnyChunkingAndLineEnding) {
   }
 }
 
+// A server that sends one line, or one event's data, without end: the
+// parser keeps at most kMaxEventBytes of it, drops that event, says so, and
+// dispatches the events after it.
+TEST(SseParserTest, ALineOrAnEventWithoutEndIsDroppedNotKept) {
+  std::vector<std::pair<std::string, std::string>> events;
+  SseParser parser([&](const std::string& e, const std::string& d) { events.emplace_back(e, d); });
+  const std::string mib(1u << 20, 'x');
+  parser.feed("data: ");
+  for (std::size_t i = 0; i <= SseParser::kMaxEventBytes >> 20; ++i) parser.feed(mib);
+  parser.feed("\n\ndata: after\n\n");
+  for (std::size_t i = 0; i <= SseParser::kMaxEventBytes >> 20; ++i) {
+    parser.feed("data: " + std::string(1u << 20, 'y') + "\n");
+  }
+  parser.feed("\ndata: last\n\n");
+  parser.finish();
+  EXPECT_TRUE(parser.overflowed());
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].second, "after");
+  EXPECT_EQ(events[1].second, "last");
+}
+
 // A tiny server on port 0 for transport behaviour.
 class TinyServer {
  public:

@@ -26,11 +26,17 @@ std::string base64_decode(std::string_view text);
 class SseParser {
  public:
   using Callback = std::function<void(const std::string& event, const std::string& data)>;
+  // A line, or an event's data, longer than this is not kept (a server that
+  // sends one without end must not grow this without bound): the rest of it
+  // is dropped, the event is not dispatched, and overflowed() says so.
+  static constexpr std::size_t kMaxEventBytes = 16u << 20;
+
   explicit SseParser(Callback callback) : callback_(std::move(callback)) {}
   void feed(std::string_view bytes);
   // Ends the stream: a pending, not yet dispatched event is discarded (as the
   // format requires).
   void finish();
+  bool overflowed() const { return overflowed_; }
 
  private:
   void line(std::string_view text);
@@ -41,6 +47,9 @@ class SseParser {
   std::string data_;
   bool has_data_ = false;
   bool skip_lf_ = false;
+  bool overflowed_ = false;
+  bool dropping_line_ = false;   // the current line passed kMaxEventBytes
+  bool dropping_event_ = false;  // the current event's data did
 };
 
 }  // namespace lizard::api
