@@ -334,6 +334,23 @@ TEST_F(BoundedRetries, AServerAnsweringTimedOutAtOnceIsNotReattachedForEver) {
   server_.clear_faults();
 }
 
+// The exec that decodes a write of bytes that are not UTF-8 is handled, then
+// its kept-alive connection dies before the answer: libcurl sends it again.
+// The second one finds the write done (write.sh's mark), not EIO.
+TEST_F(BoundedRetries, AWriteWhoseDecodingExecIsSentTwiceSucceedsOnce) {
+  LizardSandboxBackend backend(options());
+  ASSERT_EQ(backend.run(Shell{"true"}).exit_code, 0);
+  const std::string bytes("\xff\xfe binary \x80", 12);
+  server_.clear_journal();
+  server_.add_fault(fault::close_after_handling("POST", "/api/sandboxes/*/exec").times(1));
+  EXPECT_NO_THROW(backend.write_bytes("/workspace/twice.bin", bytes));
+  EXPECT_EQ(count(is_exec), 2u) << "the decoding exec was not sent twice";
+  EXPECT_EQ(backend.read_bytes("/workspace/twice.bin"), bytes);
+  // A later write removes the mark of this one.
+  backend.write_bytes("/workspace/other.bin", bytes);
+  EXPECT_EQ(backend.run(Shell{"ls -a /root/.lizard | grep -c 'w64.ok$'"}).out, "1\n");
+}
+
 TEST_F(BoundedRetries, APersistent429OnCreateSendsOneCreatePerOperation) {
   server_.add_fault(fault::respond("POST", "/api/sandboxes", 429)
                         .body(R"({"error":"slow down","retryAfterS":1})"));
