@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <string>
@@ -106,6 +108,17 @@ int serve(const CommandPolicy& policy, int devnull) {
       int status = 0;
       pid_t pid;
       while ((pid = ::waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
+        if (WIFSTOPPED(status)) {
+          // A ptrace stop: a command made this init its tracer
+          // (PTRACE_TRACEME), and the init traces nothing. Not an exit: the
+          // process is let go, with the signal that stopped it (but not
+          // the SIGTRAP of an exec, which an untraced process never gets),
+          // and its timeout still holds.
+          const int sig = WSTOPSIG(status) == SIGTRAP ? 0 : WSTOPSIG(status);
+          ::ptrace(PTRACE_DETACH, pid, nullptr,
+                   reinterpret_cast<void*>(static_cast<std::intptr_t>(sig)));
+          continue;
+        }
         auto it = running.find(pid);
         if (it == running.end()) continue;  // an orphan the sandbox left to its init
         write_record(it->second, proto::kWaitStatus, status);

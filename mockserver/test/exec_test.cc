@@ -88,6 +88,29 @@ TEST_F(ExecTest, TimeoutKillsGroupAndKeepsPartialOutput) {
   EXPECT_TRUE(eventually([&] { return sh(id_, "pgrep -x sleep").exit_code == 1; }));
 }
 
+// A command that makes the init its tracer (PTRACE_TRACEME) and stops: the
+// init took the ptrace stop for its exit (-1 at once, the process left
+// behind it untouched). Now it gets what the same command gets untraced.
+TEST_F(ExecTest, ACommandThatAsksToBeTracedGetsWhatItGetsUntraced) {
+  if (sh(id_, "command -v python3").exit_code != 0) GTEST_SKIP() << "no python3 in the sandbox";
+  const auto run = [&](const std::string& trace) {
+    return sh(id_,
+              // exec: the init is its parent, which PTRACE_TRACEME makes the tracer.
+              "exec python3 -c 'import ctypes, os, signal; print(\"hi\", flush=True); " + trace +
+                  "os.kill(os.getpid(), signal.SIGSTOP)'",
+              R"("timeoutMs":1500)");
+  };
+  const auto untraced = run("");
+  const auto traced = run("ctypes.CDLL(None).ptrace(0, 0, 0, 0); ");
+  EXPECT_EQ(traced.status, 200);
+  EXPECT_NE(traced.exit_code, -1);
+  EXPECT_EQ(traced.exit_code, untraced.exit_code);
+  EXPECT_EQ(traced.timed_out, untraced.timed_out);
+  EXPECT_EQ(traced.out, untraced.out);
+  EXPECT_EQ(traced.out, "hi\n");
+  EXPECT_TRUE(traced.timed_out);
+}
+
 TEST_F(ExecTest, OutputIsCappedAt512KiBPerStream) {
   auto r =
       sh(id_, "head -c 600000 /dev/zero | tr '\\0' a; head -c 1000 /dev/zero | tr '\\0' b >&2");
