@@ -149,7 +149,15 @@ std::string read_link_at(int dirfd, const char* name) {
   return buf;
 }
 
-FileInfo info_from(const struct stat& st, std::string name, std::string path, const IdMap& ids) {
+// The names of the ids seen in one listing: a directory of many files by
+// one owner looks the owner up once, not once a file.
+struct NameCache {
+  std::map<uid_t, std::string> users;
+  std::map<gid_t, std::string> groups;
+};
+
+FileInfo info_from(const struct stat& st, std::string name, std::string path, const IdMap& ids,
+                   NameCache* names = nullptr) {
   FileInfo fi;
   fi.name = std::move(name);
   fi.path = std::move(path);
@@ -161,8 +169,19 @@ FileInfo info_from(const struct stat& st, std::string name, std::string path, co
   fi.size = static_cast<std::uint64_t>(st.st_size);
   fi.mode = st.st_mode & 07777;
   fi.permissions = permissions_of(st.st_mode);
-  fi.owner = user_name(ids.sandbox_uid(st.st_uid));
-  fi.group = group_name(ids.sandbox_gid(st.st_gid));
+  const uid_t uid = ids.sandbox_uid(st.st_uid);
+  const gid_t gid = ids.sandbox_gid(st.st_gid);
+  if (names == nullptr) {
+    fi.owner = user_name(uid);
+    fi.group = group_name(gid);
+  } else {
+    auto user = names->users.find(uid);
+    if (user == names->users.end()) user = names->users.emplace(uid, user_name(uid)).first;
+    auto group = names->groups.find(gid);
+    if (group == names->groups.end()) group = names->groups.emplace(gid, group_name(gid)).first;
+    fi.owner = user->second;
+    fi.group = group->second;
+  }
   fi.mod_time_ms =
       static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
   return fi;
@@ -385,12 +404,20 @@ std::vector<FileInfo> list_dir(int root_fd, const std::string& path, const IdMap
     fail_errno(err, "Cannot list " + p);
   }
   std::vector<FileInfo> out;
+  NameCache names;
   while (dirent* e = ::readdir(d.get())) {
     std::string n = e->d_name;
     if (n == "." || n == "..") continue;
+    // A command can make a directory of millions of files; the answer for
+    // it would be hundreds of MB, built in the mock's memory (a client
+    // refuses answers over 64 MiB anyway).
+    if (out.size() == kMaxListEntries) {
+      fail_errno(E2BIG, "Cannot list " + p + ": it has more than " +
+                            std::to_string(kMaxListEntries) + " entries");
+    }
     struct stat st {};
     if (::fstatat(::dirfd(d.get()), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    FileInfo fi = info_from(st, n, (p == "/" ? "" : p) + "/" + n, ids);
+    FileInfo fi = info_from(st, n, (p == "/" ? "" : p) + "/" + n, ids, &names);
     if (fi.is_link) fi.symlink_target = read_link_at(::dirfd(d.get()), n.c_str());
     out.push_back(std::move(fi));
   }

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -109,6 +110,9 @@ std::string read_file(int root_fd, const std::string& path);
 // lstat semantics: a link is reported as a link, with its target.
 FileInfo stat_path(int root_fd, const std::string& path, const IdMap& ids);
 // One level, sorted by name; entries with lstat semantics.
+// A directory of more than this many entries is refused (E2BIG, an
+// answer of 400 saying so) rather than listed.
+inline constexpr std::size_t kMaxListEntries = 100'000;
 std::vector<FileInfo> list_dir(int root_fd, const std::string& path, const IdMap& ids);
 // Removes a file, a link (never its target) or a directory with its
 // contents (links inside are removed, not followed). A mount point of the

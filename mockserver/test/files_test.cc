@@ -123,6 +123,24 @@ TEST_F(FilesTest, ErrorsCarryTheirCodes) {
   }
 }
 
+// A command can fill a directory with millions of files: the mock listed
+// them all (a million took 87 s and 1 GB of its memory). Up to
+// kMaxListEntries are listed; one more is refused, saying why.
+TEST_F(FilesTest, AListOfMoreThanTheEntryLimitIsRefused) {
+  ASSERT_EQ(sh(id_, "mkdir /workspace/many && cd /workspace/many && seq 1 100000 | xargs touch")
+                .exit_code,
+            0);
+  auto r = list("/workspace/many");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(parse(r->body).Size(), 100000u);
+  ASSERT_EQ(sh(id_, "touch /workspace/many/one-more").exit_code, 0);
+  r = list("/workspace/many");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("more than 100000 entries"), std::string::npos) << r->body;
+}
+
 TEST_F(FilesTest, ListIsOneLevelSortedWithLinks) {
   ASSERT_EQ(sh(id_,
                "mkdir -p /workspace/l/sub/deeper && cd /workspace/l && echo b > b && "
