@@ -392,6 +392,14 @@ std::string AdapterClient::fault() const { return connection_->first_fault(); }
 
 std::vector<std::string> AdapterClient::stderr_lines() const { return connection_->stderr_lines(); }
 
+void AdapterClient::watch_stderr_for(const std::vector<std::string>& secrets) {
+  connection_->watch_stderr_for(secrets);
+}
+
+bool AdapterClient::stderr_carried_a_secret() const {
+  return connection_->stderr_carried_a_secret();
+}
+
 void AdapterClient::shutdown() { connection_->shutdown(); }
 
 void AdapterClient::kill() { connection_->kill_now(); }

@@ -32,6 +32,7 @@ class CommandPlatform : public PlatformControl {
     return client_->make(&overrides);
   }
   std::vector<std::string> log_lines() const override { return client_->stderr_lines(); }
+  bool log_carried_a_secret() const override { return client_->stderr_carried_a_secret(); }
 
  private:
   PlatformHost& host_;
@@ -105,8 +106,12 @@ class CommandFactory : public BackendFactory {
     if (auto* provider = provider_for(info->profile)) host = provider->open(rule);
     AdapterOptions options = options_.adapter;
     options.rule = std::string(rule.id);
-    if (host) options.env = host->environment();
+    if (host) {
+      options.env = host->environment();
+      options.stderr_secrets = host->secrets();
+    }
     auto client = AdapterClient::start(std::move(options));
+    client->watch_stderr_for(client->info().secrets);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       live_.push_back(client);

@@ -74,6 +74,9 @@ Connection::Connection(AdapterOptions options)
     throw ProtocolError("no adapter program given");
   }
   if (options_.check_schemas) schemas_ = &ProtocolSchemas::get();
+  for (const auto& secret : options_.stderr_secrets) {
+    if (!secret.empty()) stderr_secrets_.push_back(secret);
+  }
   spawn();
   waiter_ = std::thread([this] { wait_for_exit(); });
   stdout_reader_ = std::thread([this] { read_stdout(); });
@@ -193,6 +196,38 @@ std::string Connection::exit_description() {
          (name ? " (SIG" + std::string(name) + ")" : "");
 }
 
+// Every byte of stderr as it is read, before lines are cut or dropped.
+void Connection::scan_for_secrets(std::string_view bytes) {
+  if (stderr_secrets_.empty() || secret_seen_) return;
+  std::size_t longest = 0;
+  for (const auto& secret : stderr_secrets_) longest = std::max(longest, secret.size());
+  secret_carry_.append(bytes);
+  for (const auto& secret : stderr_secrets_) {
+    if (secret_carry_.find(secret) != std::string::npos) {
+      secret_seen_ = true;
+      secret_carry_.clear();
+      return;
+    }
+  }
+  if (secret_carry_.size() >= longest) secret_carry_.erase(0, secret_carry_.size() - longest + 1);
+}
+
+void Connection::watch_stderr_for(const std::vector<std::string>& secrets) {
+  std::lock_guard<std::mutex> lock(stderr_mutex_);
+  for (const auto& secret : secrets) {
+    if (secret.empty()) continue;
+    stderr_secrets_.push_back(secret);
+    for (const auto& line : stderr_lines_) {
+      if (line.find(secret) != std::string::npos) secret_seen_ = true;
+    }
+  }
+}
+
+bool Connection::stderr_carried_a_secret() const {
+  std::lock_guard<std::mutex> lock(stderr_mutex_);
+  return secret_seen_;
+}
+
 void Connection::read_stderr() {
   std::string partial;
   bool discarding = false;
@@ -225,6 +260,10 @@ void Connection::read_stderr() {
     const ssize_t n = ::read(stderr_fd_, chunk, sizeof chunk);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) break;
+    {
+      std::lock_guard<std::mutex> lock(stderr_mutex_);
+      scan_for_secrets(std::string_view(chunk, static_cast<std::size_t>(n)));
+    }
     for (ssize_t i = 0; i < n; ++i) {
       if (chunk[i] == '\n') {
         if (!discarding) keep(std::move(partial));

@@ -82,6 +82,9 @@ class Connection {
   std::string first_fault() const;
 
   std::vector<std::string> stderr_lines() const;
+  // AdapterClient::watch_stderr_for and stderr_carried_a_secret.
+  void watch_stderr_for(const std::vector<std::string>& secrets);
+  bool stderr_carried_a_secret() const;
   // "; its last stderr lines: a | b | c", or "; it wrote nothing to stderr".
   std::string stderr_tail() const;
   // "the adapter `python3 adapter.py`" for messages.
@@ -162,6 +165,12 @@ class Connection {
   std::deque<std::string> stderr_lines_;
   std::size_t stderr_bytes_ = 0;
   std::deque<std::string> stderr_tail_;
+  // The watched strings, the stream's last bytes (a string cut between two
+  // reads is still found), and whether one was seen. Under stderr_mutex_.
+  std::vector<std::string> stderr_secrets_;
+  std::string secret_carry_;
+  bool secret_seen_ = false;
+  void scan_for_secrets(std::string_view bytes);
 
   std::thread stdout_reader_;
   std::thread stderr_reader_;

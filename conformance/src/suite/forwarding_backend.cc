@@ -87,6 +87,7 @@ class DecoratedPlatform : public PlatformControl {
     return decorate_(inner_.make_with(overrides));
   }
   std::vector<std::string> log_lines() const override { return inner_.log_lines(); }
+  bool log_carried_a_secret() const override { return inner_.log_carried_a_secret(); }
 
  private:
   PlatformControl& inner_;

@@ -82,6 +82,8 @@ void lizard_key_stays_on_host(RuleContext& ctx) {
   for (const auto& line : p.log_lines()) {
     EXPECT_EQ(line.find(key), std::string::npos) << "the API key is in a log line";
   }
+  EXPECT_FALSE(p.log_carried_a_secret())
+      << "a secret (the API key) is in the log, in a part past what is kept of it";
 }
 
 void lizard_output_past_server_cap(RuleContext& ctx) {

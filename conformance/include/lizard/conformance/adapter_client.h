@@ -74,6 +74,10 @@ struct AdapterOptions {
   std::size_t max_line_bytes = 96u << 20;
   // How many of the adapter's last stderr lines a failure quotes.
   std::size_t stderr_tail_lines = 12;
+  // Strings watched for in everything the adapter writes to stderr, from its
+  // first byte, whatever is kept of it (the platform's API key): see
+  // AdapterClient::stderr_carried_a_secret.
+  std::vector<std::string> stderr_secrets;
   // Validate every message, both ways, against the protocol's JSON Schemas
   // (conformance/schemas/protocol/); an adapter message that does not match
   // is a protocol fault.
@@ -127,8 +131,14 @@ class AdapterClient {
   // tail, or empty when the adapter kept to the protocol.
   std::string fault() const;
   // Every line the adapter wrote to stderr (bounded: the oldest go first past
-  // 8 MiB), e.g. its log.
+  // 8 MiB; a line is cut at 64 KiB), e.g. its log.
   std::vector<std::string> stderr_lines() const;
+  // Adds strings to watch for in the adapter's stderr (those it declared as
+  // secrets, say); what is still kept of it is searched at once.
+  void watch_stderr_for(const std::vector<std::string>& secrets);
+  // Whether a watched string appeared in its stderr, in a part kept or not
+  // (past a line's 64 KiB, or dropped with the oldest lines).
+  bool stderr_carried_a_secret() const;
 
   // Closes the adapter's stdin, fails calls still in flight, waits
   // exit_grace for it to exit, then kills its process group, and reaps it.

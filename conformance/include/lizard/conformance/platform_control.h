@@ -113,6 +113,10 @@ class PlatformControl {
   virtual std::unique_ptr<WorkspaceBackend> make_with(const BackendOverrides& overrides) = 0;
   // Log lines the backends of this session wrote through their log sink.
   virtual std::vector<std::string> log_lines() const { return {}; }
+  // Whether a secret of the session (the API key) appeared in that log in a
+  // part log_lines() no longer holds (an adapter's stderr is kept bounded:
+  // a line cut at 64 KiB, the oldest lines past 8 MiB dropped).
+  virtual bool log_carried_a_secret() const { return false; }
 };
 
 }  // namespace lizard::conformance

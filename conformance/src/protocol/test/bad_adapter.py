@@ -24,6 +24,8 @@ breaks the protocol the way MODE says, at the first backend/new (or run):
   empty-stderr  writes 24 million empty lines to stderr, then crashes (status 3)
   fewer-caps    offers no capabilities when initialize names a rule (the
                 runner's own probe names none), then answers like "crash"
+  log-secret    at backend/new, logs a 70,000-character line ending in
+                $BAD_ADAPTER_SECRET, then answers it with an error
 """
 import json
 import os
@@ -123,6 +125,12 @@ def respond(request):
         if MODE == "deaf":
             log("reading nothing more on purpose")
             return False
+    elif method == "backend/new" and MODE == "log-secret":
+        sys.stderr.write("debug " + "x" * 70000 + " key " +
+                         os.environ.get("BAD_ADAPTER_SECRET", "") + "\n")
+        sys.stderr.flush()
+        send({"jsonrpc": "2.0", "id": request["id"],
+              "error": {"code": -32601, "message": "not in this adapter (backend/new)"}})
     elif method == "backend/new" and MODE != "slow-start":
         break_protocol(request)
     elif MODE == "exit-mid-run":

@@ -429,6 +429,27 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// The API key logged after 64 KiB of one stderr line (or before 8 MiB of
+// other lines) was not in what is kept of the log, and the key rule passed:
+// the watched strings are searched in every byte as it is read.
+TEST(AdapterClient, ASecretInStderrIsSeenPastWhatIsKeptOfIt) {
+  const std::string secret = "liz_watched_secret_42";
+  AdapterOptions options = bad_adapter("log-secret");
+  options.env["BAD_ADAPTER_SECRET"] = secret;
+  options.stderr_secrets = {secret};
+  auto client = AdapterClient::start(options);
+  EXPECT_FALSE(client->stderr_carried_a_secret());
+  EXPECT_ANY_THROW(client->make());
+  for (int i = 0; i < 200 && !client->stderr_carried_a_secret(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(client->stderr_carried_a_secret());
+  for (const auto& line : client->stderr_lines()) {
+    EXPECT_EQ(line.find(secret), std::string::npos) << "the kept log has it: not the case tested";
+  }
+  client->shutdown();
+}
+
 // An adapter is told each rule's ID: one that offers less for a rule (here:
 // nothing, where the run's probe got commands and a filesystem) would turn
 // that rule's FAIL into a SKIP. The rule FAILs instead, and says why.
