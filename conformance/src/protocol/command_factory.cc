@@ -131,7 +131,7 @@ class CommandFactory : public BackendFactory {
         now.can_attach != was.can_attach) {
       client->shutdown();
       throw std::runtime_error(
-          "the adapter answered other capabilities, deviations or canAttach for this rule than "
+          "the adapter answered other capabilities, deviations or can_attach for this rule than "
           "at the start of the run (they are one property of the backend)");
     }
     return std::make_unique<CommandSession>(std::move(host), std::move(client));

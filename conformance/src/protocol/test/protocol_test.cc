@@ -465,7 +465,7 @@ TEST(AdapterClient, CapabilitiesThatChangeFromRuleToRuleFailTheRule) {
   ASSERT_EQ(report.rules.size(), 2u);
   for (const auto& r : report.rules) {
     EXPECT_EQ(r.status, Status::kFail) << r.id << ": " << r.reason;
-    EXPECT_NE(r.reason.find("other capabilities, deviations or canAttach"), std::string::npos)
+    EXPECT_NE(r.reason.find("other capabilities, deviations or can_attach"), std::string::npos)
         << r.id << ": " << r.reason;
   }
 }
