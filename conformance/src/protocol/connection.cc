@@ -196,6 +196,21 @@ std::string Connection::exit_description() {
          (name ? " (SIG" + std::string(name) + ")" : "");
 }
 
+// Once the session is stopping and the adapter has exited, a reader takes
+// what is left in its pipe for at most kDrainAfterExit, then stops: a child
+// of the adapter that keeps the pipe open (and writing) must not hold the
+// reader, and with it shutdown(), for ever. Also stops at the first quiet
+// poll then. `drain_until` is the reader's own.
+bool Connection::past_drain(std::optional<std::chrono::steady_clock::time_point>& drain_until,
+                            bool quiet) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!(stopping_ && exited_)) return false;
+  if (quiet) return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (!drain_until) drain_until = now + kDrainAfterExit;
+  return now >= *drain_until;
+}
+
 // Every byte of stderr as it is read, before lines are cut or dropped.
 void Connection::scan_for_secrets(std::string_view bytes) {
   if (stderr_secrets_.empty() || secret_seen_) return;
@@ -248,15 +263,13 @@ void Connection::read_stderr() {
       stderr_lines_.pop_front();
     }
   };
+  std::optional<std::chrono::steady_clock::time_point> drain_until;
   while (true) {
     pollfd p{stderr_fd_, POLLIN, 0};
     const int r = ::poll(&p, 1, static_cast<int>(kPoll.count()));
     if (r < 0 && errno == EINTR) continue;
-    if (r == 0) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stopping_ && exited_) break;
-      continue;
-    }
+    if (past_drain(drain_until, r == 0)) break;
+    if (r == 0) continue;
     const ssize_t n = ::read(stderr_fd_, chunk, sizeof chunk);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) break;

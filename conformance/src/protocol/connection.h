@@ -38,6 +38,9 @@ class ProtocolSchemas;
 // How long the client's threads wait in one poll before they look at the
 // connection's state again.
 inline constexpr std::chrono::milliseconds kPoll{200};
+// How long the readers still take output once the adapter has exited and the
+// session is stopping (Connection::past_drain).
+inline constexpr std::chrono::milliseconds kDrainAfterExit{500};
 // `text` on one line of at most `max` characters (then "..."), valid UTF-8.
 std::string one_line(std::string_view text, std::size_t max);
 // "2.5 s"
@@ -171,6 +174,7 @@ class Connection {
   std::string secret_carry_;
   bool secret_seen_ = false;
   void scan_for_secrets(std::string_view bytes);
+  bool past_drain(std::optional<std::chrono::steady_clock::time_point>& drain_until, bool quiet);
 
   std::thread stdout_reader_;
   std::thread stderr_reader_;

@@ -23,15 +23,13 @@ using Clock = std::chrono::steady_clock;
 
 void Connection::read_stdout() {
   LineReader reader(stdout_fd_);
+  std::optional<Clock::time_point> drain_until;
   while (true) {
     pollfd p{stdout_fd_, POLLIN, 0};
     const int r = ::poll(&p, 1, static_cast<int>(kPoll.count()));
     if (r < 0 && errno == EINTR) continue;
-    if (r == 0) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stopping_ && exited_) return;
-      continue;
-    }
+    if (past_drain(drain_until, r == 0)) return;
+    if (r == 0) continue;
     const ssize_t n = reader.fill();
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) break;

@@ -26,6 +26,9 @@ breaks the protocol the way MODE says, at the first backend/new (or run):
                 runner's own probe names none), then answers like "crash"
   log-secret    at backend/new, logs a 70,000-character line ending in
                 $BAD_ADAPTER_SECRET, then answers it with an error
+  noisy-child   at backend/new, leaves a child in a session of its own that
+                writes blank lines to the adapter's stdout and stderr every
+                10 ms for 20 s, then exits with status 3
 """
 import json
 import os
@@ -95,6 +98,18 @@ def break_protocol(request):
             sys.stderr.write("\n" * 1000000)
         sys.stderr.flush()
         log("crashing on purpose after 24 million empty lines")
+        os._exit(3)
+    if MODE == "noisy-child":
+        log("leaving a noisy child, then crashing on purpose")
+        import subprocess
+        subprocess.Popen([sys.executable, "-c",
+                          "import sys, time\n"
+                          "end = time.time() + 20\n"
+                          "while time.time() < end:\n"
+                          "    sys.stdout.write('  \\n'); sys.stdout.flush()\n"
+                          "    sys.stderr.write('\\n'); sys.stderr.flush()\n"
+                          "    time.sleep(0.01)\n"],
+                         start_new_session=True)
         os._exit(3)
     if MODE == "fewer-caps":
         log("crashing on purpose")

@@ -421,6 +421,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "wrote a line that is not JSON (nested deeper than 64 levels)", true},
         // Empty lines cost nothing against the stderr bound before: RSS grew
         // by gigabytes (the peak check below).
+        // A child holding (and writing to) its pipes kept the readers, and
+        // so the rule, busy until the rule's deadline ("did not finish").
+        BadCase{"noisy-child", "cmd.result-fields",
+                "exited with status 3 with 1 request(s) in flight", false},
         BadCase{"empty-stderr", "cmd.result-fields",
                 "exited with status 3 with 1 request(s) in flight (backend/new)", false}),
     [](const testing::TestParamInfo<BadCase>& param) {
