@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "ascii.h"
 #include "wire_codec.h"
 
 namespace lizard::api {
@@ -23,6 +24,12 @@ ClientOptions ClientOptions::from_environment() {
 
 Client::Client(ClientOptions options) : options_(std::move(options)) {
   if (options_.api_url.empty()) throw std::invalid_argument("the Lizard API URL is empty");
+  // The key travels in a header: only over HTTP (a mistyped scheme would
+  // have libcurl speak another protocol to whatever answers).
+  const std::string scheme = internal::ascii_lower(options_.api_url.substr(0, 8));
+  if (scheme.rfind("https://", 0) != 0 && scheme.rfind("http://", 0) != 0) {
+    throw std::invalid_argument("the Lizard API URL must start with https:// or http://");
+  }
   while (!options_.api_url.empty() && options_.api_url.back() == '/') options_.api_url.pop_back();
   transport_ = options_.transport ? options_.transport : make_curl_transport();
 }

@@ -205,6 +205,8 @@ class CurlTransport final : public HttpTransport {
     curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
     curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
+    // HTTP only, and no redirect is followed (CURLOPT_FOLLOWLOCATION is off).
+    curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
     if (request.fresh_connection) curl_easy_setopt(handle, CURLOPT_FRESH_CONNECT, 1L);
     set_callbacks(handle, transfer);
     set_method_and_body(handle, request);

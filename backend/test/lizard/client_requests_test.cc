@@ -71,6 +71,17 @@ class ScriptedClientTest : public ::testing::Test {
 };
 
 // --- what goes out --------------------------------------------------------------
+// The key travels in a header, so only over HTTP: another scheme (a typo,
+// "file://", "ftp://") is refused when the client is made.
+TEST(ClientOptionsTest, TheApiUrlMustBeHttpOrHttps) {
+  for (const char* url : {"", "ftp://api.lizard.build", "file:///etc", "api.lizard.build",
+                          "htps://api.lizard.build"}) {
+    EXPECT_THROW(Client({.api_key = kKey, .api_url = url}), std::invalid_argument) << url;
+  }
+  for (const char* url : {"https://api.lizard.build", "HTTP://127.0.0.1:8080/"}) {
+    EXPECT_NO_THROW(Client({.api_key = kKey, .api_url = url})) << url;
+  }
+}
 
 TEST_F(ScriptedClientTest, CreateSendsEveryGivenFieldOnAFreshConnection) {
   transport_->answer(201, R"({"sandboxId":"sbx_1","template":"base","status":"running",)"
