@@ -109,7 +109,9 @@ void stream_exec(MockState& state, SandboxRuntime& rt, const ExecSpec& spec,
   for (int s = 1; s <= 2; ++s) {
     if (!pending[s - 1].empty()) emit_line(s, pending[s - 1]);
   }
-  if (!state.alive(id) || !out.started) {
+  // A command that never started in a live sandbox (the init's process for it
+  // stopped by another command) timed out, or was cancelled; not a 404.
+  if (!state.alive(id) || (!out.started && !out.timed_out)) {
     send("event: error\ndata: Sandbox not found\n\n");
   } else if (out.timed_out) {
     send("event: exit\ndata: {\"exitCode\":124,\"timedOut\":true}\n\n");
@@ -207,7 +209,7 @@ void exec(MockState& state, Call& c) {
     auto out = rt->run(
         spec, limit, kExecStreamCap, nullptr, nullptr,
         [&state, socket] { return state.stopping() || peer_closed(socket); }, started, spec.argv);
-    if (!state.alive(id) || !out.started) not_found_sandbox();
+    if (!state.alive(id) || (!out.started && !out.timed_out)) not_found_sandbox();
     JsonOut j;
     j.begin_object()
         .kv("stdout", out.stdout_bytes)

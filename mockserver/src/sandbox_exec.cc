@@ -59,13 +59,26 @@ bool send_with_fds(int sock, const std::string& message, const std::vector<int>&
   return n == static_cast<ssize_t>(message.size());
 }
 
-bool send_all(int fd, const char* data, std::size_t size) {
+// Sends all of it, but gives up at `deadline` or when `should_stop` says so: the
+// process of the init that reads it is in the sandbox, where a command can
+// stop it (SIGSTOP), and a spec larger than the socket's buffer then
+// blocked the request's thread for as long as the sandbox lived.
+bool send_all_until(int fd, const char* data, std::size_t size, Clock::time_point deadline,
+                    const std::function<bool()>& should_stop) {
   while (size > 0) {
-    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
+    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      data += n;
+      size -= static_cast<std::size_t>(n);
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return false;
+    const auto now = Clock::now();
+    if (now >= deadline || (should_stop && should_stop())) return false;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    pollfd p{fd, POLLOUT, 0};
+    (void)::poll(&p, 1, static_cast<int>(std::min<long long>(left.count() + 1, 250)));
   }
   return true;
 }
@@ -380,8 +393,10 @@ ExecOutcome SandboxRuntime::run(const ExecSpec& spec, std::chrono::milliseconds 
   fds.out_w.reset();
   fds.err_w.reset();
   const std::string frame = encode_spec(spec);
-  // A failed send means the command is gone already; its records say why.
-  (void)send_all(fds.exec_sock.get(), frame.data(), frame.size());
+  const auto deadline = Clock::now() + timeout;
+  // A failed send means the command is gone already (its records say why),
+  // or never took its spec before the deadline (it then times out below).
+  (void)send_all_until(fds.exec_sock.get(), frame.data(), frame.size(), deadline, should_stop);
 
   // Once the command announced itself: it is listed, and can be killed.
   pid_t host_pid = 0;
@@ -390,7 +405,7 @@ ExecOutcome SandboxRuntime::run(const ExecSpec& spec, std::chrono::milliseconds 
     note_running({sandbox_pid, host, display_cmd, started_at_ms});
     if (on_pid) on_pid(sandbox_pid);
   };
-  RunLoop loop(fds, out, cap, {on_output, should_stop, on_start}, Clock::now() + timeout);
+  RunLoop loop(fds, out, cap, {on_output, should_stop, on_start}, deadline);
   loop.run();
   if (host_pid > 0) forget(host_pid);
   finish(loop.channel(), out);

@@ -111,6 +111,39 @@ TEST_F(ExecTest, ACommandThatAsksToBeTracedGetsWhatItGetsUntraced) {
   EXPECT_TRUE(traced.timed_out);
 }
 
+// A command can stop (SIGSTOP) the init's process for a new command before
+// it execs: that command never starts. It was answered 404 "sandbox not
+// found" in a live sandbox; and a spec larger than the socket's buffer,
+// which that process never read, held the request's thread for as long as
+// the sandbox lived. Each is now a timeout, within its deadline and the
+// grace for a command that never announced itself.
+TEST_F(ExecTest, ACommandWhoseStartIsStoppedTimesOutNotAMissingSandbox) {
+  if (sh(id_, "command -v python3").exit_code != 0) GTEST_SKIP() << "no python3 in the sandbox";
+  const std::string stopper =
+      "import os, signal, sys\n"
+      "if os.fork(): sys.exit(0)\n"
+      "os.setsid()\n"
+      "for fd in (0, 1, 2): os.close(fd)\n"
+      "while True:\n"
+      "    for p in os.listdir('/proc'):\n"
+      "        if not p.isdigit() or p == '1': continue\n"
+      "        try:\n"
+      "            with open('/proc/%s/comm' % p) as f: c = f.read()\n"
+      "            if c.startswith('memfd:lizard'): os.kill(int(p), signal.SIGSTOP)\n"
+      "        except OSError: pass\n";
+  ASSERT_EQ(exec(id_, "[\"python3\",\"-c\"," + quote(stopper) + "]").exit_code, 0);
+  // The stopper may miss a start (it ran each time here, 2026-12-02); a
+  // command that started anyway ends normally.
+  const auto small = sh(id_, "echo small", R"("timeoutMs":1000)");
+  EXPECT_EQ(small.status, 200) << small.body;
+  EXPECT_EQ(small.exit_code, small.timed_out ? 124 : 0) << small.body;
+  std::string argv = "[\"/bin/true\"";
+  for (int i = 0; i < 15; ++i) argv += "," + quote(std::string(100000, 'x'));
+  const auto r = exec(id_, argv + "]", R"("timeoutMs":1000)");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.exit_code, r.timed_out ? 124 : 0) << r.body;
+}
+
 TEST_F(ExecTest, OutputIsCappedAt512KiBPerStream) {
   auto r =
       sh(id_, "head -c 600000 /dev/zero | tr '\\0' a; head -c 1000 /dev/zero | tr '\\0' b >&2");
