@@ -151,13 +151,23 @@ class Server {
       return;
     }
     std::shared_ptr<std::stop_source> stop;
+    bool duplicate = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      ++in_flight_;
-      if (name == "run") {
-        stop = std::make_shared<std::stop_source>();
-        runs_[id_text] = stop;
+      // A second run with the id of one in flight would take its
+      // cancellation: ids must be unique among requests in flight.
+      duplicate = name == "run" && runs_.count(id_text) != 0;
+      if (!duplicate) {
+        ++in_flight_;
+        if (name == "run") {
+          stop = std::make_shared<std::stop_source>();
+          runs_[id_text] = stop;
+        }
       }
+    }
+    if (duplicate) {
+      respond_error(id_text, protocol::kInvalidRequest, "a run with this id is in flight");
+      return;
     }
     std::thread([this, doc, params, id_text, name, stop] {
       execute(id_text, name, *params, stop ? stop->get_token() : std::stop_token());
@@ -244,22 +254,25 @@ class Server {
     if (kMethods.count(method) == 0) throw MethodNotFound(method);
     if (method == "initialize") return initialize(params, w);
     if (method == "$/ping") return (void)w.Null();
-    if (!session_) throw InvalidRequest("initialize comes first");
+    // Read under the lock: a request sent before initialize runs on its own
+    // thread while initialize sets the session.
+    const std::shared_ptr<BackendSession> session = current_session();
+    if (!session) throw InvalidRequest("initialize comes first");
     if (method == "backend/new") {
       const rapidjson::Value* o = member(params, "overrides");
-      if (o == nullptr) return answer_backend(w, session_->make());
-      PlatformControl* platform = session_->platform();
+      if (o == nullptr) return answer_backend(w, session->make());
+      PlatformControl* platform = session->platform();
       if (platform == nullptr)
         throw std::invalid_argument("this adapter's backends take no overrides");
       return answer_backend(w, platform->make_with(overrides(*o)));
     }
     if (method == "backend/attach") {
-      auto b = session_->attach(need_ref(params, "ref"));
+      auto b = session->attach(need_ref(params, "ref"));
       if (!b) throw std::invalid_argument("this adapter cannot attach by ref");
       return answer_backend(w, std::move(b));
     }
     if (method == "environment/destroy") {
-      session_->destroy_environment(need_ref(params, "ref"));
+      session->destroy_environment(need_ref(params, "ref"));
       return (void)w.Null();
     }
     if (method == "backend/drop") {
@@ -406,16 +419,20 @@ class Server {
   }
 
   void initialize(const rapidjson::Value& params, Writer& w) {
-    if (session_) throw InvalidRequest("initialize was already answered");
+    if (current_session()) throw InvalidRequest("initialize was already answered");
     static const RuleInfo kNoRule{};
     const RuleInfo* rule = &kNoRule;
     if (const rapidjson::Value* id = member(params, "rule"); id && id->IsString()) {
       if (const RuleInfo* found = find_rule(id->GetString())) rule = found;
     }
-    session_ = factory_.open(*rule);
-    if (!session_) throw std::runtime_error("the factory opened no session");
-    const Capabilities caps = session_->capabilities();
-    const Deviations dev = session_->deviations();
+    const std::shared_ptr<BackendSession> session = factory_.open(*rule);
+    if (!session) throw std::runtime_error("the factory opened no session");
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      session_ = session;
+    }
+    const Capabilities caps = session->capabilities();
+    const Deviations dev = session->deviations();
     w.StartObject();
     w.Key("protocol_version");
     w.String(kProtocolVersion);
@@ -439,10 +456,10 @@ class Server {
     w.Bool(dev.commands_have_own_filesystem);
     w.EndObject();
     w.Key("can_attach");
-    w.Bool(session_->can_attach());
+    w.Bool(session->can_attach());
     w.Key("secrets");
     w.StartArray();
-    for (const auto& s : session_->secrets()) protocol::write_text(w, s);
+    for (const auto& s : session->secrets()) protocol::write_text(w, s);
     w.EndArray();
     w.EndObject();
   }
@@ -493,7 +510,12 @@ class Server {
 
   BackendFactory& factory_;
   ServeOptions options_;
-  std::unique_ptr<BackendSession> session_;
+  std::shared_ptr<BackendSession> session_;  // under mutex_ (current_session())
+
+  std::shared_ptr<BackendSession> current_session() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return session_;
+  }
   std::mutex out_mutex_;
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -2,6 +2,7 @@
 // lizard-workspace-serve, broken adapters, the mutants through the protocol, and the reference
 // backends' verdicts through it against their verdicts in process.
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 #include "lizard/conformance/command_factory.h"
 #include "lizard/conformance/lizard_factory.h"
 #include "lizard/conformance/local_factory.h"
+#include "lizard/conformance/protocol_server.h"
 #include "lizard/conformance/report_tools.h"
 #include "lizard/conformance/runner.h"
 #include "lizard/workspace/errors.h"
@@ -452,6 +454,60 @@ TEST(AdapterClient, ASecretInStderrIsSeenPastWhatIsKeptOfIt) {
     EXPECT_EQ(line.find(secret), std::string::npos) << "the kept log has it: not the case tested";
   }
   client->shutdown();
+}
+
+// serve_protocol driven line by line: a request sent before initialize is
+// refused (it read the session on its own thread while initialize set it), and
+// a run may not take the id of a run in flight (it would have taken its
+// cancellation).
+TEST(Serve, RequestsBeforeInitializeAndRunIdsInFlightAreRefused) {
+  int in[2], out[2];
+  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  auto factory = make_local_factory();
+  ServeOptions options;
+  options.in_fd = in[0];
+  options.out_fd = out[1];
+  std::thread server([&] { serve_protocol(*factory, options); });
+  const auto send = [&](const std::string& line) {
+    const std::string framed = line + "\n";
+    ASSERT_EQ(::write(in[1], framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
+  };
+  std::string pending;
+  // The next answer line with this id.
+  const auto answer = [&](int id) {
+    const std::string key = "\"id\":" + std::to_string(id) + ",";
+    while (true) {
+      for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+        std::string line = pending.substr(0, nl);
+        pending.erase(0, nl + 1);
+        if (line.find(key) != std::string::npos) return line;
+      }
+      char buf[4096];
+      const ssize_t n = ::read(out[0], buf, sizeof buf);
+      if (n <= 0) return std::string("<closed>");
+      pending.append(buf, static_cast<std::size_t>(n));
+    }
+  };
+  send(R"({"jsonrpc":"2.0","id":1,"method":"fs/exists","params":{"backend":1,"path":"/"}})");
+  EXPECT_NE(answer(1).find("initialize comes first"), std::string::npos);
+  send(R"({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocol_version":"1"}})");
+  EXPECT_NE(answer(2).find("\"result\""), std::string::npos);
+  send(R"({"jsonrpc":"2.0","id":3,"method":"backend/new","params":{}})");
+  EXPECT_NE(answer(3).find("\"backend\":1"), std::string::npos);
+  send(
+      R"({"jsonrpc":"2.0","id":4,"method":"run","params":{"backend":1,"command":{"shell":"sleep 2; echo first"},"output_limit":1000}})");
+  send(
+      R"({"jsonrpc":"2.0","id":4,"method":"run","params":{"backend":1,"command":{"shell":"echo second"},"output_limit":1000}})");
+  const std::string refused = answer(4);
+  EXPECT_NE(refused.find("a run with this id is in flight"), std::string::npos) << refused;
+  const std::string first = answer(4);
+  EXPECT_NE(first.find("\"exit_code\":0"), std::string::npos) << first;
+  ::close(in[1]);
+  server.join();
+  ::close(in[0]);
+  ::close(out[0]);
+  ::close(out[1]);
 }
 
 // An adapter is told each rule's ID: one that offers less for a rule (here:
