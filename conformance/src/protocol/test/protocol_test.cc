@@ -1,8 +1,8 @@
 // The backend protocol (docs/protocol.md): the client against
-// lizard-workspace-serve, broken adapters, the mutants through the protocol, and the reference
-// backends' verdicts through it against their verdicts in process.
-#include <dirent.h>
-#include <fcntl.h>
+// lizard-workspace-serve, adapters that are slow or stop reading, the mutants
+// through the protocol, and the reference backends' verdicts through it
+// against their verdicts in process. Broken and hostile adapters:
+// hostile_adapter_test.cc.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
@@ -11,12 +11,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <future>
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -26,10 +24,10 @@
 #include "lizard/conformance/command_factory.h"
 #include "lizard/conformance/lizard_factory.h"
 #include "lizard/conformance/local_factory.h"
-#include "lizard/conformance/protocol_server.h"
 #include "lizard/conformance/report_tools.h"
 #include "lizard/conformance/runner.h"
 #include "lizard/workspace/errors.h"
+#include "protocol_test_support.h"
 #include "schemas.h"
 #include "wire.h"
 #ifdef LIZARD_PROTOCOL_TEST_HAVE_MUTANTS
@@ -40,18 +38,14 @@ namespace lizard::conformance {
 namespace {
 
 using protocol::ProtocolSchemas;
+using test_support::bad_adapter;
+using test_support::broken_adapter;
+using test_support::serve_options;
 using workspace::Argv;
 using workspace::Shell;
 
 // ---------------------------------------------------------------------------
 // The client against lizard-workspace-serve.
-
-AdapterOptions serve_options(const std::string& backend) {
-  AdapterOptions options;
-  options.argv = {LIZARD_SERVE_PATH, "--backend", backend};
-  options.check_schemas = true;
-  return options;
-}
 
 TEST(AdapterClient, ServesTheLocalBackendAndMapsItsErrors) {
   std::vector<std::string> traffic;
@@ -155,22 +149,6 @@ TEST(AdapterClient, ConcurrentRequestsAreAnsweredOutOfOrder) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(right.load(), 8) << "the requests did not run at once";
   adapter->destroy_environment(*b->ref());
-}
-
-AdapterOptions broken_adapter(std::vector<std::string> argv) {
-  AdapterOptions options;
-  options.argv = std::move(argv);
-  // Short, so a hung adapter is found soon. Starting is apart: python3 took
-  // 5 to 10 s to start and answer initialize at ctest -j6 on a 2-CPU machine
-  // (its start costs 0.3 s of CPU there, and the load was 15 to 30).
-  options.answer_deadline = std::chrono::seconds(5);
-  options.start_deadline = std::chrono::seconds(90);
-  options.exit_grace = std::chrono::seconds(1);
-  return options;
-}
-
-AdapterOptions bad_adapter(const std::string& mode) {
-  return broken_adapter({"python3", LIZARD_BAD_ADAPTER_PATH, mode});
 }
 
 std::string start_error(const AdapterOptions& options) {
@@ -326,209 +304,6 @@ TEST(AdapterClient, AMissingProgramCannotStart) {
 // ---------------------------------------------------------------------------
 // Broken adapters: their rules FAIL with the reason, the run completes, no
 // adapter is left behind, and the runner's memory stays bounded.
-
-struct Children {
-  int zombies = 0;
-  int alive = 0;
-};
-
-Children children() {
-  Children c;
-  const std::string self = std::to_string(::getpid());
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return c;
-  while (dirent* e = ::readdir(proc)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    std::string state, ppid;
-    rest >> state >> ppid;
-    if (ppid != self) continue;
-    if (state == "Z") {
-      ++c.zombies;
-    } else {
-      ++c.alive;
-    }
-  }
-  ::closedir(proc);
-  return c;
-}
-
-long peak_rss_kib() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
-
-struct BadCase {
-  std::string mode;
-  std::string rules;
-  std::string reason;  // in every rule's reason
-  bool says_on_stderr;
-};
-
-class BadAdapter : public testing::TestWithParam<BadCase> {};
-
-TEST_P(BadAdapter, FailsItsRulesWithTheReasonAndTheRunGoesOn) {
-  const BadCase& c = GetParam();
-  std::ofstream("/proc/self/clear_refs") << "5";  // resets the peak RSS
-  CommandFactoryOptions options;
-  options.adapter = bad_adapter(c.mode);
-  auto factory = make_command_factory(options);
-  RunnerOptions runner;
-  runner.filter = c.rules;
-  runner.jobs = 2;
-  // A rule still waiting at the deadline would FAIL with "did not finish",
-  // not with the reason checked below.
-  runner.rule_deadline = std::chrono::seconds(60);
-  const RunReport report = run_rules(*factory, runner);
-  ASSERT_FALSE(report.rules.empty());
-  for (const auto& r : report.rules) {
-    EXPECT_EQ(r.status, Status::kFail) << r.id << ": " << r.reason;
-    EXPECT_NE(r.reason.find(c.reason), std::string::npos) << r.id << ": " << r.reason;
-    EXPECT_NE(r.reason.find("ProtocolError"), std::string::npos) << r.id << ": " << r.reason;
-    if (c.says_on_stderr) {
-      EXPECT_NE(r.reason.find("its last stderr lines: bad_adapter:"), std::string::npos)
-          << r.id << ": " << r.reason;
-    }
-  }
-  const Children left = children();
-  EXPECT_EQ(left.zombies, 0) << "zombie adapters";
-  EXPECT_EQ(left.alive, 0) << "adapters still running";
-  // The oversized line is read up to the limit and dropped, never kept whole.
-  EXPECT_LT(peak_rss_kib(), 400 * 1024) << "KiB at peak";
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Modes, BadAdapter,
-    testing::Values(
-        BadCase{"crash", "cmd.result-fields:fs.exists",
-                "exited with status 3 with 1 request(s) in flight (backend/new)", true},
-        BadCase{"hang", "cmd.result-fields:fs.exists",
-                "answered no $/ping for 5 s while 1 request(s) were in flight (hung)", true},
-        BadCase{"garbage", "cmd.result-fields:fs.exists", "wrote a line that is not JSON", true},
-        BadCase{"oversized", "cmd.result-fields:fs.exists",
-                "wrote a line longer than 100663296 bytes", true},
-        BadCase{"wrong-id", "cmd.result-fields:fs.exists", "which no request in flight has", true},
-        BadCase{"exit-mid-run", "cmd.result-fields",
-                "exited with status 0 with 1 request(s) in flight (run)", true},
-        // A recursive parser overflowed its stack on this line (a crash).
-        BadCase{"deep", "cmd.result-fields",
-                "wrote a line that is not JSON (nested deeper than 64 levels)", true},
-        // Empty lines cost nothing against the stderr bound before: RSS grew
-        // by gigabytes (the peak check below).
-        // A child holding (and writing to) its pipes kept the readers, and
-        // so the rule, busy until the rule's deadline ("did not finish").
-        BadCase{"noisy-child", "cmd.result-fields",
-                "exited with status 3 with 1 request(s) in flight", false},
-        BadCase{"empty-stderr", "cmd.result-fields",
-                "exited with status 3 with 1 request(s) in flight (backend/new)", false}),
-    [](const testing::TestParamInfo<BadCase>& param) {
-      std::string name;
-      for (char ch : param.param.mode) name += ch == '-' ? '_' : ch;
-      return name;
-    });
-
-// The API key logged after 64 KiB of one stderr line (or before 8 MiB of
-// other lines) was not in what is kept of the log, and the key rule passed:
-// the watched strings are searched in every byte as it is read.
-TEST(AdapterClient, ASecretInStderrIsSeenPastWhatIsKeptOfIt) {
-  const std::string secret = "liz_watched_secret_42";
-  AdapterOptions options = bad_adapter("log-secret");
-  options.env["BAD_ADAPTER_SECRET"] = secret;
-  options.stderr_secrets = {secret};
-  auto client = AdapterClient::start(options);
-  EXPECT_FALSE(client->stderr_carried_a_secret());
-  EXPECT_ANY_THROW(client->make());
-  for (int i = 0; i < 200 && !client->stderr_carried_a_secret(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_TRUE(client->stderr_carried_a_secret());
-  for (const auto& line : client->stderr_lines()) {
-    EXPECT_EQ(line.find(secret), std::string::npos) << "the kept log has it: not the case tested";
-  }
-  client->shutdown();
-}
-
-// serve_protocol driven line by line: a request sent before initialize is
-// refused (it read the session on its own thread while initialize set it), and
-// a run may not take the id of a run in flight (it would have taken its
-// cancellation).
-TEST(Serve, RequestsBeforeInitializeAndRunIdsInFlightAreRefused) {
-  int in[2], out[2];
-  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
-  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
-  auto factory = make_local_factory();
-  ServeOptions options;
-  options.in_fd = in[0];
-  options.out_fd = out[1];
-  std::thread server([&] { serve_protocol(*factory, options); });
-  const auto send = [&](const std::string& line) {
-    const std::string framed = line + "\n";
-    ASSERT_EQ(::write(in[1], framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
-  };
-  std::string pending;
-  // The next answer line with this id.
-  const auto answer = [&](int id) {
-    const std::string key = "\"id\":" + std::to_string(id) + ",";
-    while (true) {
-      for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-        std::string line = pending.substr(0, nl);
-        pending.erase(0, nl + 1);
-        if (line.find(key) != std::string::npos) return line;
-      }
-      char buf[4096];
-      const ssize_t n = ::read(out[0], buf, sizeof buf);
-      if (n <= 0) return std::string("<closed>");
-      pending.append(buf, static_cast<std::size_t>(n));
-    }
-  };
-  send(R"({"jsonrpc":"2.0","id":1,"method":"fs/exists","params":{"backend":1,"path":"/"}})");
-  EXPECT_NE(answer(1).find("initialize comes first"), std::string::npos);
-  send(R"({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocol_version":"1"}})");
-  EXPECT_NE(answer(2).find("\"result\""), std::string::npos);
-  send(R"({"jsonrpc":"2.0","id":3,"method":"backend/new","params":{}})");
-  EXPECT_NE(answer(3).find("\"backend\":1"), std::string::npos);
-  send(
-      R"({"jsonrpc":"2.0","id":4,"method":"run","params":{"backend":1,"command":{"shell":"sleep 2; echo first"},"output_limit":1000}})");
-  send(
-      R"({"jsonrpc":"2.0","id":4,"method":"run","params":{"backend":1,"command":{"shell":"echo second"},"output_limit":1000}})");
-  const std::string refused = answer(4);
-  EXPECT_NE(refused.find("a run with this id is in flight"), std::string::npos) << refused;
-  const std::string first = answer(4);
-  EXPECT_NE(first.find("\"exit_code\":0"), std::string::npos) << first;
-  ::close(in[1]);
-  server.join();
-  ::close(in[0]);
-  ::close(out[0]);
-  ::close(out[1]);
-}
-
-// An adapter is told each rule's ID: one that offers less for a rule (here:
-// nothing, where the run's probe got commands and a filesystem) would turn
-// that rule's FAIL into a SKIP. The rule FAILs instead, and says why.
-TEST(AdapterClient, CapabilitiesThatChangeFromRuleToRuleFailTheRule) {
-  CommandFactoryOptions options;
-  options.adapter = bad_adapter("fewer-caps");
-  auto factory = make_command_factory(options);
-  RunnerOptions runner;
-  runner.filter = "cmd.result-fields:fs.exists";
-  runner.jobs = 2;
-  runner.rule_deadline = std::chrono::seconds(60);
-  const RunReport report = run_rules(*factory, runner);
-  ASSERT_EQ(report.rules.size(), 2u);
-  for (const auto& r : report.rules) {
-    EXPECT_EQ(r.status, Status::kFail) << r.id << ": " << r.reason;
-    EXPECT_NE(r.reason.find("other capabilities, deviations or can_attach"), std::string::npos)
-        << r.id << ": " << r.reason;
-  }
-}
 
 // ---------------------------------------------------------------------------
 // The mutants through lizard-workspace-serve --mutant: caught by the rules
