@@ -340,7 +340,7 @@ TEST_F(BoundedRetries, AServerAnsweringTimedOutAtOnceIsNotReattachedForEver) {
 TEST_F(BoundedRetries, AWriteWhoseDecodingExecIsSentTwiceSucceedsOnce) {
   LizardSandboxBackend backend(options());
   ASSERT_EQ(backend.run(Shell{"true"}).exit_code, 0);
-  const std::string bytes("\xff\xfe binary \x80", 12);
+  const std::string bytes("\xff\xfe binary \x80");
   server_.clear_journal();
   server_.add_fault(fault::close_after_handling("POST", "/api/sandboxes/*/exec").times(1));
   EXPECT_NO_THROW(backend.write_bytes("/workspace/twice.bin", bytes));
