@@ -93,36 +93,30 @@ class RawDownload {
   std::string path_;
 };
 
-// write_bytes of content that is not UTF-8 (bench_env.h: payload), in
-// alternation with the raw libcurl upload of the same bytes.
-void BM_Write(benchmark::State& state) {
-  const std::size_t bytes = bytes_of(state);
-  const std::string data = payload(bytes);
-  RawUpload raw(data);
+// write_bytes of `data` in alternation with `raw`, a raw libcurl upload of
+// the same bytes.
+template <typename Raw>
+void write_against_raw(benchmark::State& state, const std::string& data) {
+  Raw raw(data);
   auto& backend = *g_env->backend;
   alternate(state, {{"ours",
                      [&] {
                        backend.write_bytes(kOursWrite, data);
                        return true;
                      },
-                     bytes},
-                    {"raw", std::ref(raw), bytes}});
+                     data.size()},
+                    {"raw", std::ref(raw), data.size()}});
 }
 
-// write_bytes of UTF-8 text (bench_env.h: text_payload), one files-API
-// request, in alternation with the raw libcurl upload of the same text.
+// Content that is not UTF-8 (bench_env.h: payload): a staged base64 upload
+// and a decoding exec, for both.
+void BM_Write(benchmark::State& state) {
+  write_against_raw<RawUpload>(state, payload(bytes_of(state)));
+}
+
+// UTF-8 text (bench_env.h: text_payload): one files-API request for both.
 void BM_WriteText(benchmark::State& state) {
-  const std::size_t bytes = bytes_of(state);
-  const std::string text = text_payload(bytes);
-  RawTextUpload raw(text);
-  auto& backend = *g_env->backend;
-  alternate(state, {{"ours",
-                     [&] {
-                       backend.write_bytes(kOursWrite, text);
-                       return true;
-                     },
-                     bytes},
-                    {"raw", std::ref(raw), bytes}});
+  write_against_raw<RawTextUpload>(state, text_payload(bytes_of(state)));
 }
 
 void BM_Read(benchmark::State& state) {
@@ -137,24 +131,19 @@ void BM_Read(benchmark::State& state) {
 
 // The client's peak memory over the file size, with nothing else running in
 // this process (the mock is another one).
-void BM_WriteMemory(benchmark::State& state) {
-  const std::size_t bytes = bytes_of(state);
-  const std::string data = payload(bytes);
+void write_memory(benchmark::State& state, const std::string& data) {
   const long base_kib = read_status_kib("VmRSS:");
   reset_peak_rss();
   for (auto _ : state) g_env->backend->write_bytes(kOursWrite, data);
   const long peak_kib = read_status_kib("VmHWM:");
-  state.counters["rss_growth_x"] = static_cast<double>(peak_kib - base_kib) * 1024.0 / bytes;
+  state.counters["rss_growth_x"] =
+      static_cast<double>(peak_kib - base_kib) * 1024.0 / static_cast<double>(data.size());
 }
 
+void BM_WriteMemory(benchmark::State& state) { write_memory(state, payload(bytes_of(state))); }
+
 void BM_WriteTextMemory(benchmark::State& state) {
-  const std::size_t bytes = bytes_of(state);
-  const std::string text = text_payload(bytes);
-  const long base_kib = read_status_kib("VmRSS:");
-  reset_peak_rss();
-  for (auto _ : state) g_env->backend->write_bytes(kOursWrite, text);
-  const long peak_kib = read_status_kib("VmHWM:");
-  state.counters["rss_growth_x"] = static_cast<double>(peak_kib - base_kib) * 1024.0 / bytes;
+  write_memory(state, text_payload(bytes_of(state)));
 }
 
 void BM_ReadMemory(benchmark::State& state) {

@@ -91,15 +91,21 @@ TEST(Wire, Base64RefusesWhatThePlainReferenceRefusesAtEveryPosition) {
   }
 }
 
+// `text` as a line read from an adapter (its own storage, NUL-terminated).
+protocol::Line line_of(const std::string& text) {
+  protocol::Line line;
+  line.storage.reset(new char[text.size() + 1]);
+  text.copy(line.storage.get(), text.size());
+  line.storage[text.size()] = '\0';
+  line.data = line.storage.get();
+  line.size = text.size();
+  return line;
+}
+
 // The in-place parse of a line against RapidJSON's own parse of a copy.
 std::string reparsed(const std::string& json, bool in_place) {
   rapidjson::Document doc;
-  protocol::Line line;
-  line.storage.reset(new char[json.size() + 1]);
-  json.copy(line.storage.get(), json.size());
-  line.storage[json.size()] = '\0';
-  line.data = line.storage.get();
-  line.size = json.size();
+  protocol::Line line = line_of(json);
   rapidjson::ParseResult result;
   if (in_place) {
     result = protocol::parse_line(doc, line, false);
@@ -147,13 +153,7 @@ TEST(Wire, DeeplyNestedLinesAreAnErrorNotACrash) {
   };
   EXPECT_EQ(reparsed(nested(64), true), reparsed(nested(64), false));
   for (const std::size_t depth : {65u, 1000u, 300000u}) {
-    std::string text = nested(depth);
-    protocol::Line line;
-    line.storage.reset(new char[text.size() + 1]);
-    text.copy(line.storage.get(), text.size());
-    line.storage[text.size()] = '\0';
-    line.data = line.storage.get();
-    line.size = text.size();
+    protocol::Line line = line_of(nested(depth));
     rapidjson::Document doc;
     const rapidjson::ParseResult result = protocol::parse_line(doc, line, depth == 65);
     EXPECT_EQ(result.Code(), rapidjson::kParseErrorTermination) << depth;
