@@ -59,16 +59,6 @@ std::optional<std::chrono::seconds> retry_after(const TransportOutcome& outcome)
   return std::nullopt;
 }
 
-// Cuts long bodies so that a message stays a message.
-std::string brief(std::string text) {
-  constexpr std::size_t kMax = 300;
-  if (text.size() > kMax) {
-    text.resize(kMax);
-    text += "...";
-  }
-  return text;
-}
-
 // The failures of an exchange without a (complete) HTTP answer.
 [[noreturn]] void throw_failure(const TransportOutcome& outcome, const std::string& op,
                                 std::string_view secret) {
@@ -166,6 +156,16 @@ std::string redact(std::string_view text, std::string_view secret) {
   return result;
 }
 
+std::string redacted_brief(std::string_view text, std::string_view secret) {
+  constexpr std::size_t kMax = 300;
+  std::string out = redact(text, secret);
+  if (out.size() > kMax) {
+    out.resize(kMax);
+    out += "...";
+  }
+  return out;
+}
+
 void throw_transport_error(const TransportOutcome& outcome, std::string_view what,
                            std::string_view secret) {
   const std::string op(what);
@@ -174,8 +174,8 @@ void throw_transport_error(const TransportOutcome& outcome, std::string_view wha
   const int status = static_cast<int>(outcome.status);
   // Redacted whole, then cut: a cut first could leave all of the key but
   // its last characters, which no longer match it.
-  const std::string sentence = brief(redact(body.message, secret));
-  const std::string code = brief(redact(body.code, secret));
+  const std::string sentence = redacted_brief(body.message, secret);
+  const std::string code = redacted_brief(body.code, secret);
   const std::string code_part = code.empty() ? "" : " [" + code + "]";
   const std::string message = op + ": HTTP " + std::to_string(status) + code_part +
                               (sentence.empty() ? "" : ": ") + sentence;

@@ -530,13 +530,8 @@ int ExecStreamDecoder::finish(std::string_view what, std::string_view secret) {
                                     " bytes (not kept)");
   }
   if (error_) {
-    // Redacted whole, then cut to a message's length.
-    std::string text = redact(*error_, secret);
-    if (text.size() > 300) {
-      text.resize(300);
-      text += "...";
-    }
-    throw workspace::WorkspaceError(op + ": the stream reported an error: " + text);
+    throw workspace::WorkspaceError(
+        op + ": the stream reported an error: " + redacted_brief(*error_, secret));
   }
   if (!exit_code_) {
     throw workspace::WorkspaceError(op + ": the stream ended without an exit event");

@@ -70,6 +70,9 @@ ErrorBody parse_error_body(std::string_view body);
 // X-API-Key / Authorization header quoted in `text` by "[REDACTED]". Linear
 // in the size of `text`.
 std::string redact(std::string_view text, std::string_view secret);
+// redact(), then cut to 300 bytes (and "..."), so that a message stays a
+// message: redacted whole first, as a key cut short would no longer match.
+std::string redacted_brief(std::string_view text, std::string_view secret);
 
 // The mapping table. `what` names the operation ("POST /api/sandboxes");
 // `secret` is redacted from every message. Never returns (a 2xx answer that
