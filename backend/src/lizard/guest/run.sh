@@ -18,19 +18,31 @@
 # descriptor held open: the command's pid, "T" when the timeout fired, "O"
 # when the output went over the limit, and last the status ("S ..."); RUN.o
 # and RUN.e the output. Three files, no more: creating one costs up to a
-# millisecond on some file systems. Output goes straight to files (nothing
-# reads the command's streams, so a background child holding them cannot
-# hold the result). The helper and its watchers keep every file open and use
-# only those descriptors, so a command that deletes the files still gets its
-# result, its timeout and its output limit.
+# millisecond on some file systems. The helper and its copiers or watchers
+# keep every file open and use only those descriptors, so a command that
+# deletes the files still gets its result, its timeout and its output limit.
 #
-# A run of `true` starts six programs (docs/performance.md): run_start.sh's
-# sh, setsid -f -w, this shell, the command's setsid, true and the output
-# watcher's sleep. The sizes of empty streams, the SIGPIPE check and the
-# lookup of this shell's setsid are builtins: no program, no fork. Each
-# stream with bytes adds a head and a base64, which also tell its size when
-# it is small (at most the limit and half the inline budget); a larger one
-# adds one stat for both.
+# The command's stdout and stderr are pipes, as they are to a local command:
+# a file can be opened again with O_TRUNC (`echo x > /dev/stderr` reopens
+# /proc/self/fd/2), which emptied what the stream held before; a pipe
+# cannot. No program makes them: a here-document is a pipe in dash, ash and
+# bash 5.1 and later, and /proc/self/fd/N of its read end opens the write
+# end. A copier per stream (a shell and its cat) copies the pipe into the
+# stream's file, stops at the limit, and then stops the command's group at
+# once. The copiers end when every writer closed; the answer waits for them
+# at most about 200 ms after the command ended (a background child holding
+# a stream must not hold the result), and a copier still held then goes on
+# copying until its holder ends. Where the shell makes no pipes, or without
+# /proc, the command writes the files itself and an output watcher polls
+# their sizes.
+#
+# A run of `true` starts seven programs (docs/performance.md): run_start.sh's
+# sh, setsid -f -w, this shell, the command's setsid, true and the copiers'
+# two cats. The sizes of empty streams, the SIGPIPE check, the lookup of
+# this shell's setsid and the wait for the copiers are builtins: no program.
+# Each stream with bytes adds a head and a base64, which also tell its size
+# when it is small (at most the limit and half the inline budget); a larger
+# one adds one stat for both.
 #
 # Answer on stdout:
 #   LZ2 EXIT TIMEDOUT OVERLIMIT OUTSIZE ERRSIZE ERRNO
@@ -144,6 +156,53 @@ __lz_read_whole() {
   fi
   eval "__lz_$2=\$__lz_n"
 }
+# A stream's copier, started in the background as `__lz_copy PIPE FILE`
+# (descriptors: 5 and 7, or 6 and 8), which it takes as stdin and stdout
+# (appending) with exec: redirections on the call would keep a saved copy of
+# every descriptor they replace (the exec's stdout among them) in this
+# shell for as long as it copies. The copy is cat, which writes what it reads at once (head -c keeps up to 4 KiB in its
+# stdio buffer until it ends, which a background child holding the stream
+# delays), under a file size limit of the limit rounded up to whole blocks
+# of 512 bytes (ulimit -f, POSIX's unit), EFBIG rather than SIGXFSZ. The
+# stream is over the limit when the file holds more than the limit, or when
+# cat failed with the file at the limit: a limit of whole blocks (10 MiB)
+# stops cat at its first byte over. Then, unless the run has its status
+# already (a background child of it wrote that much later), an "O" line in
+# RUN.p and the command's group stopped. The file's size is the offset of
+# stdout, which cat shares, in /proc/self/fdinfo/1.
+__lz_copy() {
+  exec <&"$1" >>"/proc/self/fd/$2" 2>/dev/null 3>&- 4>&- 5<&- 6<&- 7<&- 8<&-
+  trap '' XFSZ
+  ulimit -f $(((__lz_l + 511) / 512)) 2>/dev/null
+  cat
+  __lz_x=$?
+  __lz_v=
+  { read -r __lz_v __lz_v </proc/self/fdinfo/1; } 2>/dev/null
+  case $__lz_v in '' | *[!0-9]*) return 0 ;; esac
+  [ "$__lz_v" -gt "$__lz_l" ] || { [ "$__lz_x" != 0 ] && [ "$__lz_v" = "$__lz_l" ]; } || return 0
+  __lz_status /proc/self/fd/9 && return 0
+  echo O >&9
+  kill -KILL -"$__lz_p" 2>/dev/null
+}
+# True while a copier runs (its stdin is gone once it ended, zombie or not).
+__lz_copying() { [ -e "/proc/$__lz_co/fd/0" ] || [ -e "/proc/$__lz_ce/fd/0" ]; }
+# Waits for the copiers, at most about 200 ms: with builtins for one to two
+# ticks of /proc/uptime (a copier ends within a millisecond of its last
+# writer), then in sleeps of 50 ms (a background child holds a stream).
+__lz_drain() {
+  __lz_copying || return 0
+  __lz_uptime
+  __lz_end=$__lz_v
+  while [ -n "$__lz_end" ] && __lz_copying; do
+    __lz_uptime
+    { [ -n "$__lz_v" ] && [ "$__lz_v" -lt $((__lz_end + 2)) ]; } || break
+  done
+  __lz_i=0
+  while [ "$__lz_i" -lt 4 ] && __lz_copying; do
+    sleep 0.05
+    __lz_i=$((__lz_i + 1))
+  done
+}
 # The environment entries (as __lz_e0 ..), then the argv (as "$@"). Their
 # total size, for the E2BIG check.
 __lz_size=0
@@ -237,6 +296,33 @@ if { echo "$$" >"$__lz_r.p"; } 2>/dev/null; then
     __lz_re=$__lz_r.e
     exec 5<"$__lz_r.o" 6<"$__lz_r.e"
   fi
+  # The streams' pipes (see the top): read ends on 5 and 6, write ends on 3
+  # and 4 (RUN.p's reading descriptor, opened again once the command ended),
+  # until the command and the copiers have theirs: a copier that started
+  # before the command opened its end would otherwise read an end of file
+  # and leave the command a pipe without a reader (SIGPIPE). A
+  # here-document that is not a pipe (a file, /dev/null) leaves the files,
+  # as does __lz_files in the helper's environment (the tests of the files'
+  # way).
+  __lz_pipes=0
+  __lz_so=$__lz_ro
+  __lz_se=$__lz_re
+  if [ "$__lz_proc" = 1 ] && [ "$__lz_errno" = 0 ] && [ -z "${__lz_files-}" ]; then
+    exec 5<<'__lz_E'
+-
+__lz_E
+    exec 6<<'__lz_E'
+-
+__lz_E
+    if { read -r __lz_v <&5 && read -r __lz_v <&6 && [ -p /proc/self/fd/5 ] && [ -p /proc/self/fd/6 ] &&
+      command exec 3>/proc/self/fd/5 4>/proc/self/fd/6; } 2>/dev/null; then
+      __lz_pipes=1
+      __lz_so=/proc/self/fd/3
+      __lz_se=/proc/self/fd/4
+    else
+      exec 3>&- 5<&- 6<&-
+    fi
+  fi
   if [ "$__lz_errno" = 0 ]; then
     (
       cd -- "$__lz_wd" 2>/dev/null || { echo "lizard: cannot enter $__lz_wd" >&2; exit 126; }
@@ -251,12 +337,23 @@ if { echo "$$" >"$__lz_r.p"; } 2>/dev/null; then
         __lz_j=$((__lz_j + 1))
       done
       exec "$__lz_setsid" -- "$@"
-    ) </dev/null >>"$__lz_ro" 2>>"$__lz_re" 4<&- 5<&- 6<&- 7<&- 8<&- 9<&- &
+    ) </dev/null >>"$__lz_so" 2>>"$__lz_se" 3>&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&- &
     __lz_p=$!
   else
     __lz_p=0
   fi
   echo "$__lz_p" >&9
+  # The copiers (pipes only), after the command: they know its pid. The
+  # helper then holds no end of the pipes.
+  __lz_co=
+  __lz_ce=
+  if [ "$__lz_pipes" = 1 ]; then
+    __lz_copy 5 7 &
+    __lz_co=$!
+    __lz_copy 6 8 &
+    __lz_ce=$!
+    exec 3>&- 4>&- 5<&- 6<&-
+  fi
   __lz_w=
   __lz_kt=
   # Each watcher stops its own sleep when it is stopped: with SIGKILL, as a
@@ -266,11 +363,12 @@ if { echo "$$" >"$__lz_r.p"; } 2>/dev/null; then
   # that it is the $! the watcher inherited (__lz_q), which it leaves alone.
   # The watchers start before the removal of earlier runs' files, so that
   # inherited $! is never the removal.
-  if [ "$__lz_p" != 0 ]; then
-    # The output watcher: checks the sizes (20 ms, then up to every 200 ms
-    # while nothing grows) and kills the group past the limit, after an "O"
-    # line in RUN.p. Stopped when the command ends; it takes its sleep
-    # along. A sleep of it that someone kills only makes a check come early.
+  if [ "$__lz_p" != 0 ] && [ "$__lz_pipes" = 0 ]; then
+    # The output watcher (no pipes): checks the sizes (20 ms, then up to
+    # every 200 ms while nothing grows) and kills the group past the limit,
+    # after an "O" line in RUN.p. Stopped when the command ends; it takes its
+    # sleep along. A sleep of it that someone kills only makes a check come
+    # early.
     (
       __lz_q=$!
       trap '[ "$!" = "$__lz_q" ] || kill -KILL $! 2>/dev/null; exit 0' TERM
@@ -294,37 +392,37 @@ if { echo "$$" >"$__lz_r.p"; } 2>/dev/null; then
       done
     ) </dev/null >/dev/null 2>&1 &
     __lz_w=$!
-    if [ "$__lz_t" -gt 0 ]; then
-      # The timeout's watchdog: at the deadline, a "T" line in RUN.p, TERM to
-      # the group, KILL 2 s later. The deadline is kept on /proc/uptime (in
-      # hundredths of a second): a sleep of it that someone kills (pkill
-      # sleep) is started again for what is left, so nothing a command does
-      # to sleeps moves the deadline. Without /proc, one sleep.
-      (
-        __lz_q=$!
-        trap '[ "$!" = "$__lz_q" ] || kill -KILL $! 2>/dev/null; exit 0' TERM
-        __lz_uptime
-        __lz_end=
-        [ -n "$__lz_v" ] && __lz_end=$((__lz_v + (__lz_t + 9) / 10))
-        __lz_left=$__lz_t
-        while :; do
-          __lz_ms=$((__lz_left % 1000))
-          case $__lz_ms in ?) __lz_ms=00$__lz_ms ;; ??) __lz_ms=0$__lz_ms ;; esac
-          sleep "$((__lz_left / 1000)).$__lz_ms" &
-          wait $!
-          [ -n "$__lz_end" ] || break
-          __lz_uptime
-          { [ -n "$__lz_v" ] && [ "$__lz_v" -lt "$__lz_end" ]; } || break
-          __lz_left=$(((__lz_end - __lz_v) * 10))
-        done
-        echo T >&9
-        kill -TERM -"$__lz_p" 2>/dev/null
-        sleep 2 &
+  fi
+  if [ "$__lz_p" != 0 ] && [ "$__lz_t" -gt 0 ]; then
+    # The timeout's watchdog: at the deadline, a "T" line in RUN.p, TERM to
+    # the group, KILL 2 s later. The deadline is kept on /proc/uptime (in
+    # hundredths of a second): a sleep of it that someone kills (pkill
+    # sleep) is started again for what is left, so nothing a command does
+    # to sleeps moves the deadline. Without /proc, one sleep.
+    (
+      __lz_q=$!
+      trap '[ "$!" = "$__lz_q" ] || kill -KILL $! 2>/dev/null; exit 0' TERM
+      __lz_uptime
+      __lz_end=
+      [ -n "$__lz_v" ] && __lz_end=$((__lz_v + (__lz_t + 9) / 10))
+      __lz_left=$__lz_t
+      while :; do
+        __lz_ms=$((__lz_left % 1000))
+        case $__lz_ms in ?) __lz_ms=00$__lz_ms ;; ??) __lz_ms=0$__lz_ms ;; esac
+        sleep "$((__lz_left / 1000)).$__lz_ms" &
         wait $!
-        kill -KILL -"$__lz_p" 2>/dev/null
-      ) </dev/null >/dev/null 2>&1 &
-      __lz_kt=$!
-    fi
+        [ -n "$__lz_end" ] || break
+        __lz_uptime
+        { [ -n "$__lz_v" ] && [ "$__lz_v" -lt "$__lz_end" ]; } || break
+        __lz_left=$(((__lz_end - __lz_v) * 10))
+      done
+      echo T >&9
+      kill -TERM -"$__lz_p" 2>/dev/null
+      sleep 2 &
+      wait $!
+      kill -KILL -"$__lz_p" 2>/dev/null
+    ) </dev/null >/dev/null 2>&1 &
+    __lz_kt=$!
   fi
   if [ -n "$__lz_c" ]; then
     (
@@ -337,7 +435,12 @@ if { echo "$$" >"$__lz_r.p"; } 2>/dev/null; then
   if [ "$__lz_p" != 0 ]; then
     wait "$__lz_p"
     __lz_x=$?
-    kill "$__lz_w" $__lz_kt 2>/dev/null
+    # shellcheck disable=SC2086 # the watchers that run, none to two
+    kill $__lz_w $__lz_kt 2>/dev/null
+    if [ "$__lz_pipes" = 1 ]; then
+      __lz_drain
+      exec 4</proc/self/fd/9
+    fi
   else
     __lz_x=126
   fi
