@@ -160,13 +160,14 @@ __lz_read_whole() {
 # (descriptors: 5 and 7, or 6 and 8), which it takes as stdin and stdout
 # (appending) with exec: redirections on the call would keep a saved copy of
 # every descriptor they replace (the exec's stdout among them) in this
-# shell for as long as it copies. The copy is cat, which writes what it reads at once (head -c keeps up to 4 KiB in its
-# stdio buffer until it ends, which a background child holding the stream
-# delays), under a file size limit of the limit rounded up to whole blocks
-# of 512 bytes (ulimit -f, POSIX's unit), EFBIG rather than SIGXFSZ. The
-# stream is over the limit when the file holds more than the limit, or when
-# cat failed with the file at the limit: a limit of whole blocks (10 MiB)
-# stops cat at its first byte over. Then, unless the run has its status
+# shell for as long as it copies. The copy is cat, which writes what it
+# reads at once (head -c keeps up to 4 KiB in its stdio buffer until it
+# ends, which a background child holding the stream delays), under a file
+# size limit of the limit rounded up to whole blocks of 512 bytes (ulimit
+# -f, POSIX's unit), EFBIG rather than SIGXFSZ. The stream is over the
+# limit when the file holds more than the limit, or when cat failed with
+# the file at the limit: a limit of whole blocks (10 MiB) stops cat at its
+# first byte over. Then, unless the run has its status
 # already (a background child of it wrote that much later), an "O" line in
 # RUN.p and the command's group stopped. The file's size is the offset of
 # stdout, which cat shares, in /proc/self/fdinfo/1.
