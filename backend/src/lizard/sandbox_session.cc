@@ -34,6 +34,21 @@ std::optional<std::errc> errc_of_code(std::string_view code) {
   return std::nullopt;
 }
 
+// True when the kernel refuses `path` for its length: a name over 255 bytes
+// (NAME_MAX) or the whole over 4,095 (PATH_MAX). The files API has no code
+// for it and answers EINVAL, where a local call says ENAMETOOLONG.
+bool too_long_for_the_kernel(std::string_view path) {
+  if (path.size() >= 4096) return true;
+  std::size_t start = 0;
+  while (start < path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (end - start > 255) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 // A sandbox ID as a ref may hold it: the characters the API's IDs use. An
 // empty ID, "." or "..", or one with '/', '?', '#' or '%' would make the URL
 // name another route (curl folds "/api/sandboxes/." into the list route).
@@ -135,7 +150,10 @@ void throw_contract_error(const api::ApiError& error, std::string_view sandbox_i
       throw make_path_error("no such file or directory", path,
                             std::errc::no_such_file_or_directory);
     }
-    if (const auto code = errc_of_code(error.code())) {
+    if (auto code = errc_of_code(error.code())) {
+      if (*code == std::errc::invalid_argument && too_long_for_the_kernel(path)) {
+        code = std::errc::filename_too_long;
+      }
       throw make_path_error(error.api_message().empty() ? error.code() : error.api_message(), path,
                             *code);
     }

@@ -88,5 +88,26 @@ TEST_F(LizardFilesTest, MakeDirNamesTheErrorsTheDiskCannotShow) {
   EXPECT_EQ(code_of("/workspace/x: Read-only file system"), std::error_code());
 }
 
+// The files API has no code for a name too long and answers EINVAL; the
+// path's lengths tell it, so that the error is ENAMETOOLONG, as locally.
+TEST_F(LizardFilesTest, ANameTooLongIsTheKernelsErrorNotAnInvalidArgument) {
+  const std::string long_name = "/workspace/" + std::string(300, 'n');
+  const auto code_of = [](const auto& call) {
+    try {
+      call();
+    } catch (const std::filesystem::filesystem_error& e) {
+      return e.code();
+    }
+    return std::error_code();
+  };
+  const auto too_long = std::make_error_code(std::errc::filename_too_long);
+  EXPECT_EQ(code_of([&] { backend_->read_bytes(long_name); }), too_long);
+  EXPECT_EQ(code_of([&] { backend_->write_bytes(long_name, "x"); }), too_long);
+  EXPECT_EQ(code_of([&] { backend_->stat(long_name); }), too_long);
+  EXPECT_EQ(code_of([&] { backend_->list_dir(long_name); }), too_long);
+  EXPECT_EQ(code_of([&] { backend_->read_bytes("/workspace/" + std::string(255, 'n')); }),
+            std::make_error_code(std::errc::no_such_file_or_directory));
+}
+
 }  // namespace
 }  // namespace lizard::workspace
