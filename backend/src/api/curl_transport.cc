@@ -260,11 +260,37 @@ class CurlTransport final : public HttpTransport {
            static_cast<std::uint64_t>(uploaded) < request.body.size();
   }
 
+  // An HTTP/1 answer with a body but neither Content-Length nor chunked
+  // framing ends where the connection closes: a cut cannot be told from the
+  // end, and a file read cut short would be taken whole. Such an answer is a
+  // malformed reply. (HTTP/2 frames every answer; 204 and 304 have no body;
+  // a streamed exec ends with its exit event, or is a failure. An empty body
+  // is let through: cpp-httplib, the mock's server, sends an empty file
+  // without a length, and a server may well do the same.)
+  static bool unframed(CURL* handle, const Transfer& transfer) {
+    if (transfer.on_answer_chunk != nullptr || transfer.body.empty() || transfer.status == 204 ||
+        transfer.status == 304 || transfer.headers.count("content-length") != 0) {
+      return false;
+    }
+    long version = 0;
+    curl_easy_getinfo(handle, CURLINFO_HTTP_VERSION, &version);
+    if (version != CURL_HTTP_VERSION_1_0 && version != CURL_HTTP_VERSION_1_1) return false;
+    const auto encoding = transfer.headers.find("transfer-encoding");
+    return encoding == transfer.headers.end() ||
+           internal::ascii_lower(encoding->second).find("chunked") == std::string::npos;
+  }
+
   static TransportOutcome outcome_of(CURL* handle, CURLcode code, const char* error_text,
                                      Transfer& transfer) {
     TransportOutcome outcome;
     outcome.failure = transfer.cut ? TransportFailure::kNone
                                    : internal::failure_of_curl_code(code, transfer.over_limit);
+    if (code == CURLE_OK && !transfer.cut && unframed(handle, transfer)) {
+      outcome.failure = TransportFailure::kConnectionFailed;
+      outcome.detail =
+          "the answer had neither Content-Length nor chunked framing, so a cut could not be told "
+          "from its end";
+    }
     long status = 0;
     curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
     outcome.status = status;

@@ -171,6 +171,33 @@ TEST(ClientLimits, RetryAfterHeaderIsReadFromA429WithoutJson) {
   }
 }
 
+// An answer ended by the connection's close (HTTP/1.0 or 1.1 without
+// Content-Length or chunked framing) cannot show a cut: a file read that a
+// dropped connection cut short would be taken as the whole file. Refused as
+// a malformed reply; framed answers of the same bytes are read.
+TEST(ClientLimits, AnAnswerEndedOnlyByTheConnectionClosingIsRefused) {
+  const std::string part(1000, 'z');
+  for (const char* version : {"HTTP/1.1", "HTTP/1.0"}) {
+    RawServer unframed([&](int fd, const std::string&) {
+      send_all(fd, std::string(version) +
+                       " 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                       "Connection: close\r\n\r\n" +
+                       part);
+    });
+    Client client(client_options(unframed.url()));
+    EXPECT_THAT([&] { client.read_file("sbx_x", "/workspace/f", {}); }, ThrowsTransient(true))
+        << version;
+  }
+  RawServer chunked([&](int fd, const std::string&) {
+    send_all(fd,
+             "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+             "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n3e8\r\n" +
+                 part + "\r\n0\r\n\r\n");
+  });
+  Client client(client_options(chunked.url()));
+  EXPECT_EQ(client.read_file("sbx_x", "/workspace/f", {}), part);
+}
+
 TEST(ClientLimits, ALyingContentLengthIsATransientErrorNotACrash) {
   // Just under the transport's reserve() bound: nothing may be touched for it.
   RawServer server([](int fd, const std::string&) {
