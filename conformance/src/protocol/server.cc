@@ -152,12 +152,16 @@ class Server {
     }
     std::shared_ptr<std::stop_source> stop;
     bool duplicate = false;
+    bool too_many = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       // A second run with the id of one in flight would take its
       // cancellation: ids must be unique among requests in flight.
       duplicate = name == "run" && runs_.count(id_text) != 0;
-      if (!duplicate) {
+      // A thread per request: a caller that never waits for answers must
+      // not start threads without bound.
+      too_many = !duplicate && in_flight_ >= options_.max_in_flight;
+      if (!duplicate && !too_many) {
         ++in_flight_;
         if (name == "run") {
           stop = std::make_shared<std::stop_source>();
@@ -167,6 +171,12 @@ class Server {
     }
     if (duplicate) {
       respond_error(id_text, protocol::kInvalidRequest, "a run with this id is in flight");
+      return;
+    }
+    if (too_many) {
+      respond_error(id_text, protocol::kInvalidRequest,
+                    "too many requests in flight (" + std::to_string(options_.max_in_flight) +
+                        "); send more once some are answered");
       return;
     }
     std::thread([this, doc, params, id_text, name, stop] {

@@ -30,6 +30,9 @@ struct ServeOptions {
   std::string name;
   // Refuse lines longer than this (the runner's own limit is 96 MiB).
   std::size_t max_line_bytes = 128u << 20;
+  // Requests in flight at once (each runs on a thread of its own); one more
+  // is refused with an error at once (the runner's rules start at most 16).
+  int max_in_flight = 256;
 };
 
 // Serves until `in_fd` reaches end of file, then stops runs still in flight,

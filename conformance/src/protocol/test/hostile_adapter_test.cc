@@ -157,10 +157,11 @@ TEST(AdapterClient, ASecretInStderrIsSeenPastWhatIsKeptOfIt) {
 }
 
 // serve_protocol driven line by line: a request sent before initialize is
-// refused (it read the session on its own thread while initialize set it), and
-// a run may not take the id of a run in flight (it would have taken its
-// cancellation).
-TEST(Serve, RequestsBeforeInitializeAndRunIdsInFlightAreRefused) {
+// refused (it read the session on its own thread while initialize set it), a
+// run may not take the id of a run in flight (it would have taken its
+// cancellation), and a request past max_in_flight is refused (a thread per
+// request, without bound, before).
+TEST(Serve, RequestsBeforeInitializeRunIdsInFlightAndTooManyAreRefused) {
   int in[2], out[2];
   ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
   ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
@@ -168,25 +169,32 @@ TEST(Serve, RequestsBeforeInitializeAndRunIdsInFlightAreRefused) {
   ServeOptions options;
   options.in_fd = in[0];
   options.out_fd = out[1];
+  options.max_in_flight = 2;
   std::thread server([&] { serve_protocol(*factory, options); });
   const auto send = [&](const std::string& line) {
     const std::string framed = line + "\n";
     ASSERT_EQ(::write(in[1], framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
   };
   std::string pending;
+  std::vector<std::string> unclaimed;  // answers read while waiting for another id
   // The next answer line with this id.
   const auto answer = [&](int id) {
     const std::string key = "\"id\":" + std::to_string(id) + ",";
     while (true) {
-      for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-        std::string line = pending.substr(0, nl);
-        pending.erase(0, nl + 1);
-        if (line.find(key) != std::string::npos) return line;
+      for (auto it = unclaimed.begin(); it != unclaimed.end(); ++it) {
+        if (it->find(key) == std::string::npos) continue;
+        std::string line = std::move(*it);
+        unclaimed.erase(it);
+        return line;
       }
       char buf[4096];
       const ssize_t n = ::read(out[0], buf, sizeof buf);
       if (n <= 0) return std::string("<closed>");
       pending.append(buf, static_cast<std::size_t>(n));
+      for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+        unclaimed.push_back(pending.substr(0, nl));
+        pending.erase(0, nl + 1);
+      }
     }
   };
   send(R"({"jsonrpc":"2.0","id":1,"method":"fs/exists","params":{"backend":1,"path":"/"}})");
@@ -201,8 +209,17 @@ TEST(Serve, RequestsBeforeInitializeAndRunIdsInFlightAreRefused) {
       R"({"jsonrpc":"2.0","id":4,"method":"run","params":{"backend":1,"command":{"shell":"echo second"},"output_limit":1000}})");
   const std::string refused = answer(4);
   EXPECT_NE(refused.find("a run with this id is in flight"), std::string::npos) << refused;
+  // max_in_flight is 2 here: run 4 and run 5 are in flight, run 6 is one
+  // too many, and is refused at once.
+  send(
+      R"({"jsonrpc":"2.0","id":5,"method":"run","params":{"backend":1,"command":{"shell":"sleep 2"},"output_limit":1000}})");
+  send(
+      R"({"jsonrpc":"2.0","id":6,"method":"run","params":{"backend":1,"command":{"shell":"echo third"},"output_limit":1000}})");
+  const std::string too_many = answer(6);
+  EXPECT_NE(too_many.find("too many requests in flight (2)"), std::string::npos) << too_many;
   const std::string first = answer(4);
   EXPECT_NE(first.find("\"exit_code\":0"), std::string::npos) << first;
+  EXPECT_NE(answer(5).find("\"exit_code\":0"), std::string::npos);
   ::close(in[1]);
   server.join();
   ::close(in[0]);
