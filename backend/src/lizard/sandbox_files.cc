@@ -36,6 +36,19 @@ void require_carriable_path(const std::string& path) {
   }
 }
 
+// A path ending in "/" (or "/.") names a directory, as the kernel reads it:
+// "file/" is ENOTDIR to open(2), and any "name/" is EISDIR to a create.
+// The files API reads and writes such a path as the file itself.
+bool names_a_directory(const std::string& path) {
+  return path.size() > 1 &&
+         (path.back() == '/' || (path.size() > 2 && path.compare(path.size() - 2, 2, "/.") == 0));
+}
+
+std::string parent_of(const std::string& normal) {
+  const auto slash = normal.rfind('/');
+  return slash == 0 ? "/" : normal.substr(0, slash);
+}
+
 FileEntry entry_of(const api::FileInfo& info, const std::string& path) {
   FileEntry entry;
   entry.path = path;
@@ -83,6 +96,13 @@ void apply_probe(const std::string& line, FileEntry& entry, bool strict) {
 
 std::string SandboxFiles::read_bytes(const std::string& path) {
   require_carriable_path(path);
+  if (names_a_directory(path)) {
+    // One stat instead of the read: a directory is EISDIR, anything else
+    // ENOTDIR, a missing path ENOENT (from the stat).
+    const bool dir = stat(path).is_dir;
+    throw make_path_error(dir ? "is a directory" : "not a directory", path,
+                          dir ? std::errc::is_a_directory : std::errc::not_a_directory);
+  }
   return session_.call(session_.sandbox(),
                        [&](api::Client& client, const std::string& sandbox) {
                          return client.read_file(sandbox, path);
@@ -95,6 +115,15 @@ std::string SandboxFiles::read_bytes(const std::string& path) {
 // through.
 void SandboxFiles::write_bytes(const std::string& path, const std::string& data) {
   require_carriable_path(path);
+  if (names_a_directory(path)) {
+    // Never a file: what the parent's walk finds first (ENOENT, ENOTDIR),
+    // else EISDIR, as open(2) with O_CREAT says. Nothing is written.
+    const std::string normal = normalize_path(path);
+    if (normal != "/" && !stat(parent_of(normal)).is_dir) {
+      throw make_path_error("not a directory", path, std::errc::not_a_directory);
+    }
+    throw make_path_error("is a directory", path, std::errc::is_a_directory);
+  }
   const std::string sandbox_id = session_.sandbox();
   if (!is_valid_utf8(data)) return write_non_utf8(sandbox_id, path, data);
   session_.call(sandbox_id,
@@ -177,8 +206,8 @@ std::vector<FileEntry> SandboxFiles::list_dir(const std::string& path) {
 
 bool SandboxFiles::exists(const std::string& path) {
   try {
-    stat(path);
-    return true;
+    // "file/" is not there to stat(2) (ENOTDIR).
+    return stat(path).is_dir || !names_a_directory(path);
   } catch (const std::filesystem::filesystem_error&) {
     return false;
   }

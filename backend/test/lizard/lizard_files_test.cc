@@ -88,6 +88,37 @@ TEST_F(LizardFilesTest, MakeDirNamesTheErrorsTheDiskCannotShow) {
   EXPECT_EQ(code_of("/workspace/x: Read-only file system"), std::error_code());
 }
 
+// A path ending in "/" names a directory, as open(2) and stat(2) read it
+// (the local backend's answers); the files API read and wrote "file/" as
+// the file, and "new/" created a file "new".
+TEST_F(LizardFilesTest, ATrailingSlashNamesADirectoryAsLocally) {
+  backend_->run(Shell{"printf x > f && mkdir d"});
+  const auto code_of = [](const auto& call) {
+    try {
+      call();
+    } catch (const std::filesystem::filesystem_error& e) {
+      return e.code();
+    }
+    return std::error_code();
+  };
+  const auto not_dir = std::make_error_code(std::errc::not_a_directory);
+  const auto is_dir = std::make_error_code(std::errc::is_a_directory);
+  const auto missing = std::make_error_code(std::errc::no_such_file_or_directory);
+  EXPECT_EQ(code_of([&] { backend_->read_bytes("/workspace/f/"); }), not_dir);
+  EXPECT_EQ(code_of([&] { backend_->read_bytes("/workspace/f/."); }), not_dir);
+  EXPECT_EQ(code_of([&] { backend_->read_bytes("/workspace/d/"); }), is_dir);
+  EXPECT_EQ(code_of([&] { backend_->read_bytes("/workspace/missing/"); }), missing);
+  EXPECT_EQ(code_of([&] { backend_->write_bytes("/workspace/f/", "y"); }), is_dir);
+  EXPECT_EQ(code_of([&] { backend_->write_bytes("/workspace/new/", "y"); }), is_dir);
+  EXPECT_EQ(code_of([&] { backend_->write_bytes("/workspace/missing/new/", "y"); }), missing);
+  EXPECT_EQ(code_of([&] { backend_->write_bytes("/workspace/f/new/", "y"); }), not_dir);
+  EXPECT_EQ(backend_->read_bytes("/workspace/f"), "x");
+  EXPECT_FALSE(backend_->exists("/workspace/new"));
+  EXPECT_FALSE(backend_->exists("/workspace/f/"));
+  EXPECT_TRUE(backend_->exists("/workspace/d/"));
+  EXPECT_TRUE(backend_->exists("/workspace/f"));
+}
+
 // The files API has no code for a name too long and answers EINVAL; the
 // path's lengths tell it, so that the error is ENAMETOOLONG, as locally.
 TEST_F(LizardFilesTest, ANameTooLongIsTheKernelsErrorNotAnInvalidArgument) {
