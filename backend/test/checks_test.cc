@@ -51,6 +51,16 @@ TEST(Paths, Normalize) {
   EXPECT_EQ(normalize_path("/a/b/.."), "/a");
 }
 
+TEST(Paths, ATrailingSlashOrDotNamesADirectory) {
+  EXPECT_TRUE(names_a_directory("/a/"));
+  EXPECT_TRUE(names_a_directory("/a/."));
+  EXPECT_TRUE(names_a_directory("/a//"));
+  EXPECT_FALSE(names_a_directory("/"));
+  EXPECT_FALSE(names_a_directory("/a"));
+  EXPECT_FALSE(names_a_directory("/a/.b"));
+  EXPECT_FALSE(names_a_directory("/a/.."));
+}
+
 TEST(Paths, RefusesWorkingDirAndAncestors) {
   EXPECT_THROW(refuse_remove_of_working_dir("/", "/workspace"), std::invalid_argument);
   EXPECT_THROW(refuse_remove_of_working_dir("/workspace", "/workspace"), std::invalid_argument);

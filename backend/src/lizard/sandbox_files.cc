@@ -36,14 +36,6 @@ void require_carriable_path(const std::string& path) {
   }
 }
 
-// A path ending in "/" (or "/.") names a directory, as the kernel reads it:
-// "file/" is ENOTDIR to open(2), and any "name/" is EISDIR to a create.
-// The files API reads and writes such a path as the file itself.
-bool names_a_directory(const std::string& path) {
-  return path.size() > 1 &&
-         (path.back() == '/' || (path.size() > 2 && path.compare(path.size() - 2, 2, "/.") == 0));
-}
-
 std::string parent_of(const std::string& normal) {
   const auto slash = normal.rfind('/');
   return slash == 0 ? "/" : normal.substr(0, slash);
@@ -97,11 +89,10 @@ void apply_probe(const std::string& line, FileEntry& entry, bool strict) {
 std::string SandboxFiles::read_bytes(const std::string& path) {
   require_carriable_path(path);
   if (names_a_directory(path)) {
-    // One stat instead of the read: a directory is EISDIR, anything else
-    // ENOTDIR, a missing path ENOENT (from the stat).
-    const bool dir = stat(path).is_dir;
-    throw make_path_error(dir ? "is a directory" : "not a directory", path,
-                          dir ? std::errc::is_a_directory : std::errc::not_a_directory);
+    // The files API reads "file/" as the file: one stat instead of the read,
+    // which raises ENOENT or ENOTDIR itself; a directory is EISDIR.
+    stat(path);
+    throw make_path_error("is a directory", path, std::errc::is_a_directory);
   }
   return session_.call(session_.sandbox(),
                        [&](api::Client& client, const std::string& sandbox) {
@@ -175,6 +166,10 @@ FileEntry SandboxFiles::stat(const std::string& path) {
                                            {.path = path});
   FileEntry entry = entry_of(info, normalize_path(path));
   if (info.type == "symlink") resolve_links(sandbox_id, {&entry}, true);
+  // The files API stats "file/" as the file; stat(2) says ENOTDIR.
+  if (!entry.is_dir && names_a_directory(path)) {
+    throw make_path_error("not a directory", path, std::errc::not_a_directory);
+  }
   return entry;
 }
 
@@ -206,8 +201,8 @@ std::vector<FileEntry> SandboxFiles::list_dir(const std::string& path) {
 
 bool SandboxFiles::exists(const std::string& path) {
   try {
-    // "file/" is not there to stat(2) (ENOTDIR).
-    return stat(path).is_dir || !names_a_directory(path);
+    stat(path);
+    return true;
   } catch (const std::filesystem::filesystem_error&) {
     return false;
   }

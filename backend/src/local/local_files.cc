@@ -11,6 +11,7 @@
 #include <system_error>
 #include <utility>
 
+#include "lizard/workspace/checks.h"
 #include "lizard/workspace/errors.h"
 #include "local/fd.h"
 
@@ -204,6 +205,8 @@ FileEntry stat_entry(const std::string& path) {
   struct stat st {};
   const int error = stat_or_link(AT_FDCWD, cleaned.c_str(), &st);
   if (error != 0) throw_errno("stat", path, error);
+  // "file/" is ENOTDIR to stat(2) (and so to exists()); the cleaned path lost the "/".
+  if (!S_ISDIR(st.st_mode) && names_a_directory(path)) throw_errno("stat", path, ENOTDIR);
   auto [parent, name] = split_last(cleaned);
   return entry_from(name.empty() ? "/" : std::move(name), cleaned, st);
 }

@@ -52,6 +52,11 @@ void require_absolute_path(std::string_view path) {
   if (has_nul(path)) throw std::invalid_argument("path contains a NUL byte");
 }
 
+bool names_a_directory(std::string_view path) {
+  return path.size() > 1 &&
+         (path.back() == '/' || (path.size() > 2 && path.substr(path.size() - 2) == "/."));
+}
+
 std::string normalize_path(std::string_view absolute_path) {
   std::vector<std::string_view> parts;
   std::size_t i = 0;

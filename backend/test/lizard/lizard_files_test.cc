@@ -116,6 +116,8 @@ TEST_F(LizardFilesTest, ATrailingSlashNamesADirectoryAsLocally) {
   EXPECT_FALSE(backend_->exists("/workspace/new"));
   EXPECT_FALSE(backend_->exists("/workspace/f/"));
   EXPECT_TRUE(backend_->exists("/workspace/d/"));
+  EXPECT_EQ(code_of([&] { backend_->stat("/workspace/f/"); }), not_dir);
+  EXPECT_TRUE(backend_->stat("/workspace/d/").is_dir);
   EXPECT_TRUE(backend_->exists("/workspace/f"));
 }
 

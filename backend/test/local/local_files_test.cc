@@ -74,6 +74,11 @@ TEST_F(Files, Exists) {
   EXPECT_FALSE(backend_->exists(at("absent")));
   EXPECT_FALSE(backend_->exists(at("file/below-a-file")));
   EXPECT_FALSE(backend_->exists(at("absent/deeper")));
+  // A trailing "/" names a directory: "file/" is not there, as to stat(2).
+  EXPECT_FALSE(backend_->exists(at("file/")));
+  EXPECT_TRUE(backend_->exists(at("dir/")));
+  EXPECT_THROW(backend_->stat(at("file/")), std::filesystem::filesystem_error);
+  EXPECT_THROW(backend_->stat(at("file/.")), std::filesystem::filesystem_error);
 }
 
 TEST_F(Files, StatAndListReportNamesPathsKindsAndSizes) {

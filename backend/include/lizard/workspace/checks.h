@@ -27,6 +27,11 @@ void require_absolute_path(std::string_view path);
 // ".." (never above "/"), drops a trailing "/". "/a/./b/../c/" -> "/a/c".
 std::string normalize_path(std::string_view absolute_path);
 
+// True when `path` ends in "/" or "/." (not "/" itself): the kernel then
+// takes its last component for a directory ("file/" is ENOTDIR to open(2)
+// and stat(2), any "name/" EISDIR to a create), which normalize_path drops.
+bool names_a_directory(std::string_view path);
+
 // True when `path` (normalized) is `dir` or one of its ancestors, "/" included.
 bool is_self_or_ancestor(std::string_view path, std::string_view dir);
 
