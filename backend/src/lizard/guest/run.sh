@@ -179,7 +179,15 @@ __lz_copy() {
   __lz_x=$?
   __lz_v=
   { read -r __lz_v __lz_v </proc/self/fdinfo/1; } 2>/dev/null
-  case $__lz_v in '' | *[!0-9]*) return 0 ;; esac
+  case $__lz_v in '' | *[!0-9]*) __lz_v=$(stat -L -c %s /proc/self/fd/1 2>/dev/null) ;; esac
+  # A size that nothing tells, after cat failed, counts as over: the file at
+  # the limit would otherwise pass for the whole stream.
+  case $__lz_v in
+    '' | *[!0-9]*)
+      [ "$__lz_x" = 0 ] && return 0
+      __lz_v=$((__lz_l + 1))
+      ;;
+  esac
   [ "$__lz_v" -gt "$__lz_l" ] || { [ "$__lz_x" != 0 ] && [ "$__lz_v" = "$__lz_l" ]; } || return 0
   __lz_status /proc/self/fd/9 && return 0
   echo O >&9
