@@ -5,11 +5,13 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "lines.h"
 #include "lizard/conformance/adapter_client.h"
@@ -75,6 +77,12 @@ std::map<std::string, std::string> read_env(const rapidjson::Value& v) {
   return std::move(*env);
 }
 
+// Set on a request's thread: frees its place among the requests in flight,
+// called by Server::respond just before the answer is written, so that a
+// caller that sends its next request on reading an answer finds the place
+// free (a request answered is no longer in flight).
+thread_local std::function<void()> tl_release_request;
+
 class Server {
  public:
   Server(BackendFactory& factory, const ServeOptions& options)
@@ -88,7 +96,7 @@ class Server {
       for (auto& [id, stop] : runs_) stop->request_stop();
     }
     std::unique_lock<std::mutex> lock(mutex_);
-    if (!cv_.wait_for(lock, std::chrono::seconds(10), [&] { return in_flight_ == 0; })) return 1;
+    if (!cv_.wait_for(lock, std::chrono::seconds(10), [&] { return threads_ == 0; })) return 1;
     backends_.clear();
     session_.reset();
     return 0;
@@ -163,6 +171,7 @@ class Server {
       too_many = !duplicate && in_flight_ >= options_.max_in_flight;
       if (!duplicate && !too_many) {
         ++in_flight_;
+        ++threads_;
         if (name == "run") {
           stop = std::make_shared<std::stop_source>();
           runs_[id_text] = stop;
@@ -180,10 +189,16 @@ class Server {
       return;
     }
     std::thread([this, doc, params, id_text, name, stop] {
+      tl_release_request = [this, &id_text, &stop] {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (stop) runs_.erase(id_text);
+        --in_flight_;
+      };
       execute(id_text, name, *params, stop ? stop->get_token() : std::stop_token());
+      // Answered in every case; released here only if no answer was written.
+      if (auto release = std::exchange(tl_release_request, nullptr)) release();
       std::lock_guard<std::mutex> lock(mutex_);
-      if (stop) runs_.erase(id_text);
-      --in_flight_;
+      --threads_;
       cv_.notify_all();
     }).detach();
   }
@@ -489,6 +504,7 @@ class Server {
   // One line, written with one writev (a 1 MiB file's 1.4 MB of base64 is
   // not copied again to be framed).
   void respond(const std::string& id, const char* field, std::string_view body) {
+    if (auto release = std::exchange(tl_release_request, nullptr)) release();
     std::string head = R"({"jsonrpc":"2.0","id":)";
     head += id;
     head += ",\"";
@@ -532,7 +548,8 @@ class Server {
   std::map<std::uint64_t, std::shared_ptr<WorkspaceBackend>> backends_;
   std::uint64_t next_handle_ = 1;
   std::map<std::string, std::shared_ptr<std::stop_source>> runs_;
-  int in_flight_ = 0;
+  int in_flight_ = 0;  // requests not answered yet (max_in_flight counts these)
+  int threads_ = 0;    // request threads still running (shutdown waits for these)
 };
 
 }  // namespace
