@@ -15,14 +15,10 @@
 #include "guest_helpers_test.h"
 #include "lizard/testing/eventually.h"
 
-namespace lizard::workspace::internal {
+namespace lizard::workspace::internal::guest_test {
 namespace {
 
 using namespace std::chrono_literals;
-using guest_test::fresh_id;
-using guest_test::GuestHelpersTest;
-using guest_test::Local;
-using guest_test::run_local;
 using lizard::testing::Eventually;
 
 TEST_F(GuestHelpersTest, MissingProgramIs127AndNotExecutableIs126) {
@@ -320,4 +316,4 @@ TEST(EncodeItemTest, ValidUtf8IsRawOthersBase64) {
 }
 
 }  // namespace
-}  // namespace lizard::workspace::internal
+}  // namespace lizard::workspace::internal::guest_test

@@ -14,15 +14,12 @@
 #include "guest_helpers_test.h"
 #include "lizard/testing/eventually.h"
 
-namespace lizard::workspace::internal {
+namespace lizard::workspace::internal::guest_test {
 namespace {
 
 using namespace std::chrono_literals;
-using guest_test::fresh_id;
-using guest_test::GuestHelpersTest;
-using guest_test::Local;
-using guest_test::run_local;
 using lizard::testing::Eventually;
+
 TEST_F(GuestHelpersTest, ReportsExitCodeAndBothStreams) {
   const auto env = run(spec({"/bin/sh", "-c", "printf out; printf err >&2; exit 7"}));
   EXPECT_EQ(env.exit_code, 7);
@@ -267,4 +264,4 @@ TEST_F(GuestHelpersTest, RemovingTheRunFilesKeepsTheTimeoutAndTheLimit) {
 }
 
 }  // namespace
-}  // namespace lizard::workspace::internal
+}  // namespace lizard::workspace::internal::guest_test

@@ -25,6 +25,17 @@ using namespace lizard_test;
 
 using LizardFilesTest = LizardCommandTest;
 
+// The path error a call raises; none: an empty code.
+template <class Call>
+std::error_code path_error_of(const Call& call) {
+  try {
+    call();
+  } catch (const std::filesystem::filesystem_error& e) {
+    return e.code();
+  }
+  return {};
+}
+
 // fs.fifo-read-does-not-hang accepts any exception, in time.
 TEST_F(LizardFilesTest, AFifoReadIsAPathError) {
   backend_->run(Shell{"mkfifo fifo"});
@@ -71,12 +82,7 @@ TEST_F(LizardFilesTest, RealpathResolvesInsideTheSandboxAndSurvivesLoops) {
 // directory named like an error changes nothing.
 TEST_F(LizardFilesTest, MakeDirNamesTheErrorsTheDiskCannotShow) {
   const auto code_of = [&](const std::string& path) {
-    try {
-      backend_->make_dir(path);
-    } catch (const std::filesystem::filesystem_error& e) {
-      return e.code();
-    }
-    return std::error_code();
+    return path_error_of([&] { backend_->make_dir(path); });
   };
   EXPECT_EQ(code_of("/usr/lizard-made/sub"),
             std::make_error_code(std::errc::read_only_file_system));
@@ -93,30 +99,22 @@ TEST_F(LizardFilesTest, MakeDirNamesTheErrorsTheDiskCannotShow) {
 // the file, and "new/" created a file "new".
 TEST_F(LizardFilesTest, ATrailingSlashNamesADirectoryAsLocally) {
   backend_->run(Shell{"printf x > f && mkdir d"});
-  const auto code_of = [](const auto& call) {
-    try {
-      call();
-    } catch (const std::filesystem::filesystem_error& e) {
-      return e.code();
-    }
-    return std::error_code();
-  };
   const auto not_dir = std::make_error_code(std::errc::not_a_directory);
   const auto is_dir = std::make_error_code(std::errc::is_a_directory);
   const auto missing = std::make_error_code(std::errc::no_such_file_or_directory);
-  EXPECT_EQ(code_of([&] { backend_->read_bytes("/workspace/f/"); }), not_dir);
-  EXPECT_EQ(code_of([&] { backend_->read_bytes("/workspace/f/."); }), not_dir);
-  EXPECT_EQ(code_of([&] { backend_->read_bytes("/workspace/d/"); }), is_dir);
-  EXPECT_EQ(code_of([&] { backend_->read_bytes("/workspace/missing/"); }), missing);
-  EXPECT_EQ(code_of([&] { backend_->write_bytes("/workspace/f/", "y"); }), is_dir);
-  EXPECT_EQ(code_of([&] { backend_->write_bytes("/workspace/new/", "y"); }), is_dir);
-  EXPECT_EQ(code_of([&] { backend_->write_bytes("/workspace/missing/new/", "y"); }), missing);
-  EXPECT_EQ(code_of([&] { backend_->write_bytes("/workspace/f/new/", "y"); }), not_dir);
+  EXPECT_EQ(path_error_of([&] { backend_->read_bytes("/workspace/f/"); }), not_dir);
+  EXPECT_EQ(path_error_of([&] { backend_->read_bytes("/workspace/f/."); }), not_dir);
+  EXPECT_EQ(path_error_of([&] { backend_->read_bytes("/workspace/d/"); }), is_dir);
+  EXPECT_EQ(path_error_of([&] { backend_->read_bytes("/workspace/missing/"); }), missing);
+  EXPECT_EQ(path_error_of([&] { backend_->write_bytes("/workspace/f/", "y"); }), is_dir);
+  EXPECT_EQ(path_error_of([&] { backend_->write_bytes("/workspace/new/", "y"); }), is_dir);
+  EXPECT_EQ(path_error_of([&] { backend_->write_bytes("/workspace/missing/new/", "y"); }), missing);
+  EXPECT_EQ(path_error_of([&] { backend_->write_bytes("/workspace/f/new/", "y"); }), not_dir);
   EXPECT_EQ(backend_->read_bytes("/workspace/f"), "x");
   EXPECT_FALSE(backend_->exists("/workspace/new"));
   EXPECT_FALSE(backend_->exists("/workspace/f/"));
   EXPECT_TRUE(backend_->exists("/workspace/d/"));
-  EXPECT_EQ(code_of([&] { backend_->stat("/workspace/f/"); }), not_dir);
+  EXPECT_EQ(path_error_of([&] { backend_->stat("/workspace/f/"); }), not_dir);
   EXPECT_TRUE(backend_->stat("/workspace/d/").is_dir);
   EXPECT_TRUE(backend_->exists("/workspace/f"));
 }
@@ -125,20 +123,12 @@ TEST_F(LizardFilesTest, ATrailingSlashNamesADirectoryAsLocally) {
 // path's lengths tell it, so that the error is ENAMETOOLONG, as locally.
 TEST_F(LizardFilesTest, ANameTooLongIsTheKernelsErrorNotAnInvalidArgument) {
   const std::string long_name = "/workspace/" + std::string(300, 'n');
-  const auto code_of = [](const auto& call) {
-    try {
-      call();
-    } catch (const std::filesystem::filesystem_error& e) {
-      return e.code();
-    }
-    return std::error_code();
-  };
   const auto too_long = std::make_error_code(std::errc::filename_too_long);
-  EXPECT_EQ(code_of([&] { backend_->read_bytes(long_name); }), too_long);
-  EXPECT_EQ(code_of([&] { backend_->write_bytes(long_name, "x"); }), too_long);
-  EXPECT_EQ(code_of([&] { backend_->stat(long_name); }), too_long);
-  EXPECT_EQ(code_of([&] { backend_->list_dir(long_name); }), too_long);
-  EXPECT_EQ(code_of([&] { backend_->read_bytes("/workspace/" + std::string(255, 'n')); }),
+  EXPECT_EQ(path_error_of([&] { backend_->read_bytes(long_name); }), too_long);
+  EXPECT_EQ(path_error_of([&] { backend_->write_bytes(long_name, "x"); }), too_long);
+  EXPECT_EQ(path_error_of([&] { backend_->stat(long_name); }), too_long);
+  EXPECT_EQ(path_error_of([&] { backend_->list_dir(long_name); }), too_long);
+  EXPECT_EQ(path_error_of([&] { backend_->read_bytes("/workspace/" + std::string(255, 'n')); }),
             std::make_error_code(std::errc::no_such_file_or_directory));
 }
 
