@@ -195,9 +195,13 @@ __lz_copy() {
 }
 # True while a copier runs (its stdin is gone once it ended, zombie or not).
 __lz_copying() { [ -e "/proc/$__lz_co/fd/0" ] || [ -e "/proc/$__lz_ce/fd/0" ]; }
-# Waits for the copiers, at most about 200 ms: with builtins for one to two
-# ticks of /proc/uptime (a copier ends within a millisecond of its last
-# writer), then in sleeps of 50 ms (a background child holds a stream).
+# Waits for the copiers: with builtins for one to two ticks of /proc/uptime
+# (a copier ends within a millisecond of its last writer), then in sleeps of
+# 50 ms. While the command's group has a member left (a background child,
+# which may hold a stream), at most about 200 ms in all; otherwise the
+# copiers are only slow (a loaded machine: under 16 threads of commands, a
+# copier took longer than 200 ms and a stream came back empty), and they
+# get up to 10 s.
 __lz_drain() {
   __lz_copying || return 0
   __lz_uptime
@@ -206,8 +210,10 @@ __lz_drain() {
     __lz_uptime
     { [ -n "$__lz_v" ] && [ "$__lz_v" -lt $((__lz_end + 2)) ]; } || break
   done
+  __lz_dn=4
+  kill -0 -"$__lz_p" 2>/dev/null || __lz_dn=200
   __lz_i=0
-  while [ "$__lz_i" -lt 4 ] && __lz_copying; do
+  while [ "$__lz_i" -lt "$__lz_dn" ] && __lz_copying; do
     sleep 0.05
     __lz_i=$((__lz_i + 1))
   done
