@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -165,27 +166,31 @@ TEST_F(GuestHelpersTest, LargeOutputIsLeftInFilesNotInline) {
   EXPECT_EQ(std::filesystem::file_size(file(big, "o")), 1000000u);
 }
 
-// A stream of at most min(limit, half the inline budget) bytes is read whole
-// and sized by what was read; a larger one is measured by one stat. Every
-// size and inline decision is the same either way, at each boundary, with
-// every base64 padding (sizes 3k, 3k+1, 3k+2); the exit's stat calls are
-// counted through a stat first on the helper's PATH.
-TEST_F(GuestHelpersTest, SmallStreamsAreSizedByTheirReadAndLargerOnesByOneStat) {
+// The streams' sizes, and which are sent inline, at each boundary and with
+// every base64 padding (sizes 3k, 3k+1, 3k+2), both ways:
+// - with pipes, the copiers write the sizes: no program measures anything,
+//   and each inline stream with bytes costs one base64 and no head;
+// - on files (and wherever a copier has not ended), a stream of at most
+//   min(limit, half the inline budget) bytes is read whole (head and base64)
+//   and sized by what was read, and a larger one is measured by one stat.
+// The helper's programs are counted through wrappers first on its PATH.
+TEST_F(GuestHelpersTest, StreamsAreSizedByTheirCopiersOrByTheirReadAndOneStat) {
   const std::filesystem::path dir = state_ + "-bin";
   std::filesystem::create_directories(dir);
-  const std::string log = (dir / "stat.log").string();
-  {
-    std::ofstream stat(dir / "stat");
+  const std::string log = (dir / "calls.log").string();
+  for (const char* name : {"stat", "head", "base64"}) {
+    std::ofstream wrapper(dir / name);
     // The output watcher's stat (its names after --) runs only when the
     // command outlives 20 ms: not counted.
-    stat << "#!/bin/sh\ncase \" $* \" in *\" -- \"*) ;; *) echo called >>'" << log
-         << "' ;; esac\nexec /usr/bin/stat \"$@\"\n";
+    wrapper << "#!/bin/sh\ncase \" $* \" in *\" -- \"*) ;; *) echo " << name << " >>'" << log
+            << "' ;; esac\nexec /usr/bin/" << name << " \"$@\"\n";
+    wrapper.close();
+    std::filesystem::permissions(dir / name, std::filesystem::perms::owner_all);
   }
-  std::filesystem::permissions(dir / "stat", std::filesystem::perms::owner_all);
-  const auto stat_calls = [&] {
+  const auto calls = [&] {
     std::ifstream in(log);
-    std::size_t n = 0;
-    for (std::string line; std::getline(in, line);) ++n;
+    std::map<std::string, std::size_t> n;
+    for (std::string line; std::getline(in, line);) ++n[line];
     std::filesystem::remove(log);
     return n;
   };
@@ -199,7 +204,7 @@ TEST_F(GuestHelpersTest, SmallStreamsAreSizedByTheirReadAndLargerOnesByOneStat) 
     std::uint64_t limit, budget;
     std::size_t out, err;
     bool over, out_inline, err_inline;
-    std::size_t stats;
+    std::size_t stats_on_files;
   };
   const Case cases[] = {
       // limit 1000 under half the budget (2000): 1000 is read whole, 1001 is over.
@@ -216,33 +221,60 @@ TEST_F(GuestHelpersTest, SmallStreamsAreSizedByTheirReadAndLargerOnesByOneStat) 
       {100000, 2000, 1000, 1002, false, true, false, 1},
       {100000, 2000, 3000, 0, false, false, true, 1},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE("limit " + std::to_string(c.limit) + ", budget " + std::to_string(c.budget) +
-                 ", out " + std::to_string(c.out) + ", err " + std::to_string(c.err));
-    const std::string out_file = (dir / "out").string();
-    const std::string err_file = (dir / "err").string();
-    std::ofstream(out_file, std::ios::binary) << bytes(c.out);
-    std::ofstream(err_file, std::ios::binary) << bytes(c.err + 1).substr(1);
-    auto s = spec({"/bin/sh", "-c", "cat \"$1\"; cat \"$2\" >&2", "sh", out_file, err_file});
-    s.limit_bytes = c.limit;
-    s.inline_budget = c.budget;
-    const auto env = run(s, dir.string());
-    EXPECT_EQ(env.over_limit, c.over);
-    EXPECT_EQ(env.out_size, c.out);
-    EXPECT_EQ(env.err_size, c.err);
-    EXPECT_EQ(stat_calls(), c.stats);
-    if (c.over) continue;  // the heads are OutputOverTheLimitIsFlaggedWithHeads's
-    EXPECT_EQ(env.exit_code, 0);
-    EXPECT_EQ(env.out.has_value(), c.out_inline);
-    EXPECT_EQ(env.err.has_value(), c.err_inline);
-    if (env.out) {
-      EXPECT_TRUE(*env.out == bytes(c.out));
-    }
-    if (env.err) {
-      EXPECT_TRUE(*env.err == bytes(c.err + 1).substr(1));
+  for (const bool pipes : {true, false}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(pipes ? "pipes" : "files") + ", limit " + std::to_string(c.limit) +
+                   ", budget " + std::to_string(c.budget) + ", out " + std::to_string(c.out) +
+                   ", err " + std::to_string(c.err));
+      const std::string out_file = (dir / "out").string();
+      const std::string err_file = (dir / "err").string();
+      std::ofstream(out_file, std::ios::binary) << bytes(c.out);
+      std::ofstream(err_file, std::ios::binary) << bytes(c.err + 1).substr(1);
+      auto s = spec({"/bin/sh", "-c", "cat \"$1\"; cat \"$2\" >&2", "sh", out_file, err_file});
+      s.limit_bytes = c.limit;
+      s.inline_budget = c.budget;
+      const auto env = run_with(s, dir.string(), pipes ? "" : "__lz_files=1");
+      EXPECT_EQ(env.over_limit, c.over);
+      EXPECT_EQ(env.out_size, c.out);
+      EXPECT_EQ(env.err_size, c.err);
+      auto n = calls();
+      if (c.over) {
+        EXPECT_EQ(n["stat"], 1u);
+        continue;  // the heads are OutputOverTheLimitIsFlaggedWithHeads's
+      }
+      if (pipes) {
+        EXPECT_EQ(n["stat"], 0u);
+        EXPECT_EQ(n["head"], 0u);
+        EXPECT_EQ(n["base64"],
+                  (c.out_inline && c.out > 0 ? 1u : 0u) + (c.err_inline && c.err > 0 ? 1u : 0u));
+      } else {
+        EXPECT_EQ(n["stat"], c.stats_on_files);
+      }
+      EXPECT_EQ(env.exit_code, 0);
+      EXPECT_EQ(env.out.has_value(), c.out_inline);
+      EXPECT_EQ(env.err.has_value(), c.err_inline);
+      if (env.out) {
+        EXPECT_TRUE(*env.out == bytes(c.out));
+      }
+      if (env.err) {
+        EXPECT_TRUE(*env.err == bytes(c.err + 1).substr(1));
+      }
     }
   }
   std::filesystem::remove_all(dir);
+}
+
+// A copier's size is the file's size when its cat ended. A process that
+// then appends to the run's file by its path makes the base64 read more than
+// that size: the answer takes the bounded way (a head) and tells the file as
+// it is, never bytes and a size that disagree.
+TEST_F(GuestHelpersTest, AStreamFileWrittenByPathAfterItsCopierEndedIsReadTheBoundedWay) {
+  auto s = spec({"/bin/sh", "-c", "printf abc; sleep 0.3; printf XYZ >>\"$1\"", "sh", ""});
+  s.argv.back() = file(s, "o");
+  const auto env = run(s);
+  EXPECT_EQ(env.exit_code, 0);
+  EXPECT_EQ(env.out_size, 6u);
+  EXPECT_EQ(env.out.value_or("?"), "abcXYZ");
 }
 
 TEST_F(GuestHelpersTest, RemovingTheRunFilesKeepsTheTimeoutAndTheLimit) {

@@ -16,9 +16,10 @@
 # (/root/.lizard, not /tmp, which commands clean up): RUN.p the claim, made
 # with this helper's pid as its first line; then lines appended through a
 # descriptor held open: the command's pid, "T" when the timeout fired, "O"
-# when the output went over the limit, and last the status ("S ..."); RUN.o
-# and RUN.e the output. Three files, no more: creating one costs up to a
-# millisecond on some file systems. The helper and its copiers or watchers
+# when the output went over the limit, "z7 N" and "z8 N" when a copier
+# (below) ended with N bytes in its stream, and last the status ("S ...");
+# RUN.o and RUN.e the output. Three files, no more: creating one costs up
+# to a millisecond on some file systems. The helper and its copiers or watchers
 # keep every file open and use only those descriptors, so a command that
 # deletes the files still gets its result, its timeout and its output limit.
 #
@@ -40,9 +41,12 @@
 # sh, setsid -f -w, this shell, the command's setsid, true and the copiers'
 # two cats. The sizes of empty streams, the SIGPIPE check, the lookup of
 # this shell's setsid and the wait for the copiers are builtins: no program.
-# Each stream with bytes adds a head and a base64, which also tell its size
-# when it is small (at most the limit and half the inline budget); a larger
-# one adds one stat for both.
+# The copiers write the streams' sizes, so each stream sent inline that has
+# bytes adds one base64, and no program measures anything. Where a copier
+# had not ended when the answer was made (a background child held its
+# stream), each stream with bytes adds a head and a base64, which also tell
+# its size when it is small (at most the limit and half the inline budget);
+# a larger one adds one stat for both.
 #
 # Answer on stdout:
 #   LZ2 EXIT TIMEDOUT OVERLIMIT OUTSIZE ERRSIZE ERRNO
@@ -139,22 +143,71 @@ __lz_status() {
 }
 # Stream $1 (7 or 8) read whole from its held descriptor, through a new
 # open file (the descriptor stays at offset 0), when it holds at most __lz_m
-# bytes: its base64 in __lz_in$1 and its size in __lz_$2 (os or es), the
-# count of the bytes read (four characters of base64 for three bytes, less
-# one for each "="). False when it holds more, or when a stream that is not
-# empty reads as nothing.
+# bytes: its answer line ("b" + base64) in __lz_line$1 and its size in
+# __lz_$2 (os or es), the count of the bytes read (__lz_count). False when
+# it holds more, or when a stream that is not empty reads as nothing.
 __lz_read_whole() {
   __lz_n=0
-  eval "__lz_in$1="
+  eval "__lz_line$1=b"
   if [ -s "/proc/self/fd/$1" ]; then
     __lz_v=$(head -c "$((__lz_m + 1))" "/proc/self/fd/$1" | base64 -w0)
-    case $__lz_v in *==) __lz_n=2 ;; *=) __lz_n=1 ;; esac
-    [ $((${#__lz_v} % 4)) = 0 ] || return 1
-    __lz_n=$((${#__lz_v} * 3 / 4 - __lz_n))
+    __lz_count
     { [ "$__lz_n" -gt 0 ] && [ "$__lz_n" -le "$__lz_m" ]; } || return 1
-    eval "__lz_in$1=\$__lz_v"
+    eval "__lz_line$1=b\$__lz_v"
   fi
   eval "__lz_$2=\$__lz_n"
+}
+# __lz_n becomes the count of the bytes that the base64 in __lz_v holds:
+# four characters for three bytes, less one for each "="; -1 when its
+# length is not a multiple of four.
+__lz_count() {
+  __lz_n=0
+  case $__lz_v in *==) __lz_n=2 ;; *=) __lz_n=1 ;; esac
+  if [ $((${#__lz_v} % 4)) = 0 ]; then
+    __lz_n=$((${#__lz_v} * 3 / 4 - __lz_n))
+  else
+    __lz_n=-1
+  fi
+}
+# The answer's lines from the sizes that both copiers wrote (z7 and z8 in
+# RUN.p, read into __lz_z7 and __lz_z8): no program measures them. A copier
+# wrote its size when its cat had ended, every writer of the pipe gone, so
+# a stream sent inline is read whole with one base64 and no head: only a
+# process that opens the run's file by its path could still write to it,
+# and then the count read differs from the size and the answer takes the
+# bounded way (false). Also false when a copier has not written its size
+# (it was still held, or it was over the limit).
+__lz_read_sized() {
+  case $__lz_z7:$__lz_z8 in :* | *: | *[!0-9:]*) return 1 ;; esac
+  { [ "$__lz_z7" -le "$__lz_l" ] && [ "$__lz_z8" -le "$__lz_l" ]; } || return 1
+  # Inline as __lz_emit decides: both when they fit the budget together,
+  # otherwise each that fits half of it.
+  __lz_oi=0
+  __lz_ei=0
+  if [ $((__lz_z7 + __lz_z8)) -le "$__lz_b" ]; then
+    __lz_oi=1
+    __lz_ei=1
+  else
+    [ "$__lz_z7" -le $((__lz_b / 2)) ] && __lz_oi=1
+    [ "$__lz_z8" -le $((__lz_b / 2)) ] && __lz_ei=1
+  fi
+  __lz_sized 7 "$__lz_z7" "$__lz_oi" && __lz_sized 8 "$__lz_z8" "$__lz_ei" || return 1
+  __lz_os=$__lz_z7
+  __lz_es=$__lz_z8
+}
+# Stream $1 of size $2 into __lz_line$1: "-" when not inline ($3 != 1),
+# else "b" + its base64, false when that holds other than $2 bytes.
+__lz_sized() {
+  if [ "$3" != 1 ]; then
+    eval "__lz_line$1=-"
+  elif [ "$2" = 0 ]; then
+    eval "__lz_line$1=b"
+  else
+    __lz_v=$(base64 -w0 <"/proc/self/fd/$1")
+    __lz_count
+    [ "$__lz_n" = "$2" ] || return 1
+    eval "__lz_line$1=b\$__lz_v"
+  fi
 }
 # A stream's copier, started in the background as `__lz_copy PIPE FILE`
 # (descriptors: 5 and 7, or 6 and 8), which it takes as stdin and stdout
@@ -188,7 +241,10 @@ __lz_copy() {
       __lz_v=$((__lz_l + 1))
       ;;
   esac
-  [ "$__lz_v" -gt "$__lz_l" ] || { [ "$__lz_x" != 0 ] && [ "$__lz_v" = "$__lz_l" ]; } || return 0
+  if [ "$__lz_v" -le "$__lz_l" ] && { [ "$__lz_x" = 0 ] || [ "$__lz_v" != "$__lz_l" ]; }; then
+    echo "z$2 $__lz_v" >&9
+    return 0
+  fi
   __lz_status /proc/self/fd/9 && return 0
   echo O >&9
   kill -KILL -"$__lz_p" 2>/dev/null
@@ -463,15 +519,24 @@ __lz_E
   # file may be gone).
   __lz_to=0
   __lz_ov=0
+  __lz_z7=
+  __lz_z8=
   while { read -r __lz_v <&4; } 2>/dev/null; do
-    case $__lz_v in T) __lz_to=1 ;; O) __lz_ov=1 ;; esac
+    case $__lz_v in
+      T) __lz_to=1 ;;
+      O) __lz_ov=1 ;;
+      "z7 "*) __lz_z7=${__lz_v#z7 } ;;
+      "z8 "*) __lz_z8=${__lz_v#z8 } ;;
+    esac
   done
   [ "$__lz_to" = 1 ] && kill -KILL -"$__lz_p" 2>/dev/null
-  # Sizes through the held descriptors (the files may be gone). An empty
-  # stream needs no program ([ -s ]). A stream of at most __lz_m bytes (the
-  # limit, or half the inline budget when that is less) is read whole into
-  # its base64 now, and its size is what was read: no program measures it.
-  # Otherwise one stat measures both.
+  # Sizes: those the copiers wrote, when both did (__lz_read_sized: a
+  # base64 for each stream sent inline, nothing else). Otherwise through the
+  # held descriptors (the files may be gone): an empty stream needs no
+  # program ([ -s ]); a stream of at most __lz_m bytes (the limit, or half
+  # the inline budget when that is less) is read whole into its base64 now
+  # (head and base64), and its size is what was read; otherwise one stat
+  # measures both.
   __lz_os=0
   __lz_es=0
   __lz_whole=0
@@ -480,6 +545,8 @@ __lz_E
   if [ "$__lz_proc" = 0 ]; then
     __lz_os=$(wc -c <&5)
     __lz_es=$(wc -c <&6)
+  elif [ "$__lz_ov" != 1 ] && __lz_read_sized; then
+    __lz_whole=1
   elif [ "$__lz_ov" != 1 ] && __lz_read_whole 7 os && __lz_read_whole 8 es; then
     __lz_whole=1
   elif [ -s /proc/self/fd/7 ] || [ -s /proc/self/fd/8 ]; then
@@ -542,9 +609,9 @@ if [ "$__lz_ov" = 1 ]; then
   __lz_emit 7 65536 1
   __lz_emit 8 65536 1
 elif [ "$__lz_own" = 1 ] && [ "$__lz_whole" = 1 ]; then
-  # Read whole above: both within half the budget, so both inline.
-  # shellcheck disable=SC2154 # __lz_in7 and __lz_in8, set by __lz_read_whole
-  printf 'b%s\nb%s\n' "$__lz_in7" "$__lz_in8"
+  # Both lines made above (__lz_read_sized or __lz_read_whole).
+  # shellcheck disable=SC2154 # __lz_line7 and __lz_line8, set by those
+  printf '%s\n%s\n' "$__lz_line7" "$__lz_line8"
 else
   __lz_oi=0
   __lz_ei=0
