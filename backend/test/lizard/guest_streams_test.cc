@@ -152,6 +152,46 @@ TEST_F(GuestHelpersTest, BackgroundChildHoldingStdoutDoesNotHoldTheResult) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
 }
 
+// A child in a session of its own (setsid) is outside the command's group,
+// and holds stdout all the same: it must not hold the result either. The
+// helper finds the holder of the copier's pipe, whatever its group (it used
+// to wait 10 s for it). The child waits for a gate for 8 s at most, then
+// makes its marker: a helper that waited for it finds the marker there.
+TEST_F(GuestHelpersTest, AChildInASessionOfItsOwnHoldingStdoutDoesNotHoldTheResult) {
+  const std::string gate = state_ + "-gate";
+  const std::string marker = state_ + "-marker";
+  const auto env =
+      run(spec({"/bin/sh", "-c",
+                "setsid /bin/sh -c 'i=0; while [ ! -e \"$1\" ] && [ $i -lt 80 ]; do sleep 0.1; "
+                "i=$((i + 1)); done; touch \"$2\"' child \"$1\" \"$2\" & printf done",
+                "sh", gate, marker}));
+  EXPECT_EQ(env.out.value_or("?"), "done");
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the result waited for the child";
+  std::ofstream(gate).put('x');
+  EXPECT_TRUE(Eventually([&] { return std::filesystem::exists(marker); }, 30s));
+  std::filesystem::remove(gate);
+  std::filesystem::remove(marker);
+}
+
+// A copier that is only slow (here: stopped for a second) while a
+// background child that holds no stream keeps the command's group alive:
+// nothing else holds its pipe, so the answer waits for it and the output
+// is whole. (The helper used to give any copier 200 ms while the group had
+// a member, and returned the stream empty.)
+TEST_F(GuestHelpersTest, ASlowCopierIsWaitedForWhenNothingElseHoldsItsPipe) {
+  const std::string data(3000, 'x');  // within a pipe's buffer: the write does not block
+  const auto env = run(
+      spec({"/bin/sh", "-c",
+            "stopped=; for f in /proc/[0-9]*/fd/0; do [ \"$f\" -ef /proc/self/fd/1 ] || continue; "
+            "p=${f#/proc/}; p=${p%%/*}; kill -STOP \"$p\" && stopped=\"$stopped $p\"; done; "
+            "[ -n \"$stopped\" ] || exit 9; printf %s \"$1\"; "
+            "(sleep 1; kill -CONT $stopped) >/dev/null 2>&1 & sleep 5 >/dev/null 2>&1 &",
+            "sh", data}));
+  EXPECT_EQ(env.exit_code, 0) << "the copier's processes were not found";
+  EXPECT_EQ(env.out_size, data.size());
+  EXPECT_TRUE(env.out.value_or("?") == data);
+}
+
 TEST_F(GuestHelpersTest, LargeOutputIsLeftInFilesNotInline) {
   auto s = spec({"/bin/sh", "-c", "head -c 150000 /dev/zero; head -c 300000 /dev/zero >&2"});
   const auto env = run(s);

@@ -251,13 +251,33 @@ __lz_copy() {
 }
 # True while a copier runs (its stdin is gone once it ended, zombie or not).
 __lz_copying() { [ -e "/proc/$__lz_co/fd/0" ] || [ -e "/proc/$__lz_ce/fd/0" ]; }
+# True when a process other than the copiers holds the pipe that copier $1
+# reads (its stdin): a writer that keeps it open, so that the copier ends
+# only when that process does. Every descriptor in /proc is compared with
+# the copier's stdin ([ -ef ]: both ends of a pipe are one inode), except
+# descriptor 0, where the copier's cat reads it (a holder that kept the
+# stream only as its stdin is not seen, and is waited for as a slow copier).
+# -ef is not POSIX, but dash, bash, busybox ash and mksh have it; a test
+# without it falls back to whether the command's group has a member left.
+# shellcheck disable=SC3013
+__lz_held() {
+  if ! [ "/proc/$1/fd/0" -ef "/proc/$1/fd/0" ] 2>/dev/null; then
+    kill -0 -"$__lz_p" 2>/dev/null
+    return
+  fi
+  for __lz_f in /proc/[0-9]*/fd/[1-9]*; do
+    case $__lz_f in "/proc/$__lz_co/"* | "/proc/$__lz_ce/"*) continue ;; esac
+    [ "$__lz_f" -ef "/proc/$1/fd/0" ] && return 0
+  done 2>/dev/null
+  return 1
+}
 # Waits for the copiers: with builtins for one to two ticks of /proc/uptime
 # (a copier ends within a millisecond of its last writer), then in sleeps of
-# 50 ms. While the command's group has a member left (a background child,
-# which may hold a stream), at most about 200 ms in all; otherwise the
-# copiers are only slow (a loaded machine: under 16 threads of commands, a
-# copier took longer than 200 ms and a stream came back empty), and they
-# get up to 10 s.
+# 50 ms. A copier whose pipe another process still holds (a background
+# child of the command, in its group or not) is waited for about 200 ms at
+# most: that child must not hold the result. One that nothing else holds is
+# only slow (a loaded machine: under 16 threads of commands a copier took
+# over 200 ms) and has the rest of its pipe to copy: up to 10 s.
 __lz_drain() {
   __lz_copying || return 0
   __lz_uptime
@@ -266,10 +286,16 @@ __lz_drain() {
     __lz_uptime
     { [ -n "$__lz_v" ] && [ "$__lz_v" -lt $((__lz_end + 2)) ]; } || break
   done
-  __lz_dn=4
-  kill -0 -"$__lz_p" 2>/dev/null || __lz_dn=200
+  __lz_ho=0
+  __lz_he=0
+  [ -e "/proc/$__lz_co/fd/0" ] && __lz_held "$__lz_co" && __lz_ho=1
+  [ -e "/proc/$__lz_ce/fd/0" ] && __lz_held "$__lz_ce" && __lz_he=1
   __lz_i=0
-  while [ "$__lz_i" -lt "$__lz_dn" ] && __lz_copying; do
+  while [ "$__lz_i" -lt 200 ]; do
+    __lz_v=0
+    [ -e "/proc/$__lz_co/fd/0" ] && { [ "$__lz_ho" = 0 ] || [ "$__lz_i" -lt 4 ]; } && __lz_v=1
+    [ -e "/proc/$__lz_ce/fd/0" ] && { [ "$__lz_he" = 0 ] || [ "$__lz_i" -lt 4 ]; } && __lz_v=1
+    [ "$__lz_v" = 1 ] || break
     sleep 0.05
     __lz_i=$((__lz_i + 1))
   done
