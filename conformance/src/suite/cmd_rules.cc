@@ -288,26 +288,37 @@ void cmd_background_child_does_not_hold(RuleContext& ctx) {
   auto b = ctx.make();
   const std::string dir = ctx.scratch(b);
   const std::string gate = dir + "/gate";
-  const std::string marker = dir + "/child-done";
-  // The child holds stdout, waits for a gate that the rule opens only after
-  // run() returned, then makes its marker. A run() that waited for the
-  // stream finds the marker there (the child stops waiting after 20 s and
-  // makes it anyway); one that returned when the command exited does not,
-  // however long that took on a loaded machine: no clock decides.
+  // Two children hold stdout: one in the command's process group, and one in
+  // a session of its own (`setsid`, as a daemon starts), which a backend that
+  // waits for the group's end would not see. Each waits for a gate that the
+  // rule opens only after run() returned, then makes its marker. A run() that
+  // waited for the stream finds the marker there (a child stops waiting after
+  // 20 s and makes it anyway); one that returned when the command exited does
+  // not, however long that took on a loaded machine: no clock decides.
+  const auto child = [&](const std::string& marker) {
+    return "i=0; while [ ! -e " + sh_quote(gate) +
+           " ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done; touch " + sh_quote(marker);
+  };
+  const std::string in_group = dir + "/child-done";
+  const std::string in_session = dir + "/session-child-done";
   auto r = run_timed(ctx, b,
-                     Shell{"(i=0; while [ ! -e " + sh_quote(gate) +
-                           " ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done; touch " +
-                           sh_quote(marker) + ") & printf parent-done"},
+                     Shell{"(" + child(in_group) + ") & setsid sh -c " +
+                           sh_quote(child(in_session)) + " & printf parent-done"},
                      {}, Seconds(90));
   ASSERT_TRUE(r.result.has_value()) << one_line(describe(r));
   EXPECT_EQ(r.result->out, "parent-done");
   EXPECT_EQ(r.result->exit_code, 0);
-  EXPECT_FALSE(ctx.path_exists(b, marker))
+  EXPECT_FALSE(ctx.path_exists(b, in_group))
       << "run() waited for the background child holding stdout (it returned after " << r.seconds
       << " s, when the child had ended)";
+  EXPECT_FALSE(ctx.path_exists(b, in_session))
+      << "run() waited for the child in a session of its own (setsid) holding stdout (it "
+         "returned after "
+      << r.seconds << " s, when the child had ended)";
   ctx.run(b, Shell{"touch " + sh_quote(gate)});
-  EXPECT_TRUE(wait_until([&] { return ctx.path_exists(b, marker); }, Seconds(20)))
-      << "the background child did not keep running";
+  EXPECT_TRUE(wait_until(
+      [&] { return ctx.path_exists(b, in_group) && ctx.path_exists(b, in_session); }, Seconds(20)))
+      << "the background children did not keep running";
 }
 
 void cmd_timeout(RuleContext& ctx) {

@@ -129,7 +129,9 @@ std::vector<RuleInfo> env_and_command_rules() {
        .body = &cmd_output_limit,
        .wait_seconds = 5.0},
       {.id = "cmd.background-child-does-not-hold",
-       .summary = "a background child holding stdout does not hold the result; it keeps running",
+       .summary =
+           "a background child holding stdout (in the group or in a session of its own) does "
+           "not hold the result; it keeps running",
        .why = "`server &` is common; the call must return when the foreground command does.",
        .counterpart = "background processes",
        .needs = kSh,
