@@ -180,20 +180,23 @@ __lz_count() {
 __lz_read_sized() {
   case $__lz_z7:$__lz_z8 in :* | *: | *[!0-9:]*) return 1 ;; esac
   { [ "$__lz_z7" -le "$__lz_l" ] && [ "$__lz_z8" -le "$__lz_l" ]; } || return 1
-  # Inline as __lz_emit decides: both when they fit the budget together,
-  # otherwise each that fits half of it.
-  __lz_oi=0
-  __lz_ei=0
-  if [ $((__lz_z7 + __lz_z8)) -le "$__lz_b" ]; then
-    __lz_oi=1
-    __lz_ei=1
-  else
-    [ "$__lz_z7" -le $((__lz_b / 2)) ] && __lz_oi=1
-    [ "$__lz_z8" -le $((__lz_b / 2)) ] && __lz_ei=1
-  fi
+  __lz_inline "$__lz_z7" "$__lz_z8"
   __lz_sized 7 "$__lz_z7" "$__lz_oi" && __lz_sized 8 "$__lz_z8" "$__lz_ei" || return 1
   __lz_os=$__lz_z7
   __lz_es=$__lz_z8
+}
+# Which streams of sizes $1 and $2 are sent inline (__lz_oi, __lz_ei): both
+# when they fit the budget together, otherwise each that fits half of it.
+__lz_inline() {
+  __lz_oi=0
+  __lz_ei=0
+  if [ $(($1 + $2)) -le "$__lz_b" ]; then
+    __lz_oi=1
+    __lz_ei=1
+  else
+    [ "$1" -le $((__lz_b / 2)) ] && __lz_oi=1
+    [ "$2" -le $((__lz_b / 2)) ] && __lz_ei=1
+  fi
 }
 # Stream $1 of size $2 into __lz_line$1: "-" when not inline ($3 != 1),
 # else "b" + its base64, false when that holds other than $2 bytes.
@@ -639,15 +642,7 @@ elif [ "$__lz_own" = 1 ] && [ "$__lz_whole" = 1 ]; then
   # shellcheck disable=SC2154 # __lz_line7 and __lz_line8, set by those
   printf '%s\n%s\n' "$__lz_line7" "$__lz_line8"
 else
-  __lz_oi=0
-  __lz_ei=0
-  if [ $((__lz_os + __lz_es)) -le "$__lz_b" ]; then
-    __lz_oi=1
-    __lz_ei=1
-  else
-    [ "$__lz_os" -le $((__lz_b / 2)) ] && __lz_oi=1
-    [ "$__lz_es" -le $((__lz_b / 2)) ] && __lz_ei=1
-  fi
+  __lz_inline "$__lz_os" "$__lz_es"
   __lz_emit 7 "$__lz_os" "$__lz_oi"
   __lz_emit 8 "$__lz_es" "$__lz_ei"
 fi
