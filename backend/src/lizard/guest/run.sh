@@ -30,10 +30,11 @@
 # bash 5.1 and later, and /proc/self/fd/N of its read end opens the write
 # end. A copier per stream (a shell and its cat) copies the pipe into the
 # stream's file, stops at the limit, and then stops the command's group at
-# once. The copiers end when every writer closed; the answer waits for them
-# at most about 200 ms after the command ended (a background child holding
-# a stream must not hold the result), and a copier still held then goes on
-# copying until its holder ends. Where the shell makes no pipes, or without
+# once. The copiers end when every writer closed; the answer waits at most
+# about 200 ms after the command ended for a copier whose pipe another
+# process holds (a background child holding a stream must not hold the
+# result; that copier goes on copying until its holder ends), and up to
+# 10 s for one that nothing holds (it is only slow). Where the shell makes no pipes, or without
 # /proc, the command writes the files itself and an output watcher polls
 # their sizes.
 #
