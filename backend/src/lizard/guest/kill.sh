@@ -3,7 +3,8 @@
 # (between its fork and its setsid it is not yet the leader of a group of
 # its own). $1 the run directory's file prefix. RUN.p is run.sh's: the
 # claiming helper's pid, the command's pid (0: never started), then "T",
-# "O" and the status line ("S ...") once the command ended.
+# "O", the copiers' "z7 N" and "z8 N", and the status line ("S ...") once
+# the command ended.
 __lz_f=$1.p
 # Not claimed yet (the run's exec has not reached the sandbox, or never
 # will): claim it as a run that ended cancelled, so that an exec of it that
