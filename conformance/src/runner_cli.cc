@@ -104,7 +104,8 @@ void add_run_options(CLI::App& app, CliOptions& o) {
   app.add_option("--filter", o.filter,
                  "rule IDs to run: ':'-separated globs, '-' excludes ('fs.*:-fs.large-*')");
   app.add_option("-j,--jobs", o.jobs,
-                 "rules running at once (those that wait longest by design start first)")
+                 "rules running at once (those that wait by design start longest wait first, "
+                 "in at most half the slots while rules that do not wait are left)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   app.add_option("--rule-timeout", o.rule_timeout, "a rule running longer (seconds) FAILs")

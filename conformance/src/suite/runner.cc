@@ -175,23 +175,29 @@ void start_rule(BackendFactory& factory, const std::shared_ptr<Slot>& slot,
 // One run's bookkeeping: the rules waiting and running, and the results.
 class Scheduler {
  public:
-  // The rules that wait longest by design start first (the rest in table
-  // order), so the long waits overlap each other instead of ending the run.
+  // Two lanes. The rules that wait by design (a timeout, a sleep: their
+  // wait_seconds) start longest wait first, so that the long waits overlap
+  // each other instead of ending the run; but while rules that do not wait
+  // are left, waiting rules hold at most half the slots (rounded up), so
+  // that the CPUs work through the busy rules during the waits. (All four
+  // slots of --jobs 4 held by the four longest waits left the CPUs idle for
+  // their 5 s.) The rules that do not wait start in table order.
   Scheduler(BackendFactory& factory, const RunnerOptions& options,
             std::vector<const RuleInfo*> rules)
       : factory_(factory),
         options_(options),
         total_(rules.size()),
-        jobs_(std::max(1, options.jobs)) {
+        jobs_(std::max(1, options.jobs)),
+        waiting_slots_((jobs_ + 1) / 2) {
     std::stable_sort(rules.begin(), rules.end(), [](const RuleInfo* a, const RuleInfo* b) {
       return a->wait_seconds > b->wait_seconds;
     });
-    pending_.assign(rules.begin(), rules.end());
+    for (const RuleInfo* rule : rules) (waits(*rule) ? waiting_ : busy_).push_back(rule);
   }
 
   std::map<std::string_view, RuleResult> run() {
     std::unique_lock<std::mutex> lock(shared_->mutex);
-    while (!pending_.empty() || !active_.empty()) {
+    while (!waiting_.empty() || !busy_.empty() || !active_.empty()) {
       fill();
       if (active_.empty()) continue;  // every rule left was decided without a session
       auto earliest = Clock::time_point::max();
@@ -209,11 +215,17 @@ class Scheduler {
   int jobs() const { return jobs_; }
 
  private:
+  static bool waits(const RuleInfo& rule) { return rule.wait_seconds > 0; }
+
   // Starts rules while slots are free; rules decided without a session end at once.
   void fill() {
-    while (!pending_.empty() && static_cast<int>(active_.size()) < jobs_) {
-      const RuleInfo* rule = pending_.front();
-      pending_.pop_front();
+    while ((!waiting_.empty() || !busy_.empty()) && static_cast<int>(active_.size()) < jobs_) {
+      const auto waiting_now = std::count_if(active_.begin(), active_.end(),
+                                             [](const auto& s) { return waits(*s->rule); });
+      auto& lane =
+          !waiting_.empty() && (busy_.empty() || waiting_now < waiting_slots_) ? waiting_ : busy_;
+      const RuleInfo* rule = lane.front();
+      lane.pop_front();
       if (auto result = decide_without_session(factory_, *rule)) {
         finish(*rule, std::move(*result));
         continue;
@@ -256,9 +268,11 @@ class Scheduler {
 
   BackendFactory& factory_;
   const RunnerOptions& options_;
-  std::deque<const RuleInfo*> pending_;
+  std::deque<const RuleInfo*> waiting_;  // rules with a wait, longest first
+  std::deque<const RuleInfo*> busy_;     // the others, in table order
   std::size_t total_;
   int jobs_;
+  long waiting_slots_;
   std::size_t finished_ = 0;
   std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
   std::vector<std::shared_ptr<Slot>> active_;

@@ -123,7 +123,10 @@ struct RunnerOptions {
   std::string filter;
   // Of the rules the filter selects, only this shard's.
   ShardSpec shard;
-  // Rules running at once (>= 1).
+  // Rules running at once (>= 1). The rules that wait by design (a timeout,
+  // a sleep: RuleInfo::wait_seconds) start longest wait first, in at most
+  // half the slots (rounded up) while rules that do not wait are left; those
+  // start in table order.
   int jobs = 4;
   // A rule still running after this long is reported FAIL; its thread is
   // abandoned (the process should exit soon after the run).
