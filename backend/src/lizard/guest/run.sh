@@ -42,12 +42,12 @@
 # sh, setsid -f -w, this shell, the command's setsid, true and the copiers'
 # two cats. The sizes of empty streams, the SIGPIPE check, the lookup of
 # this shell's setsid and the wait for the copiers are builtins: no program.
-# The copiers write the streams' sizes, so each stream sent inline that has
-# bytes adds one base64, and no program measures anything. Where a copier
-# had not ended when the answer was made (a background child held its
-# stream), each stream with bytes adds a head and a base64, which also tell
-# its size when it is small (at most the limit and half the inline budget);
-# a larger one adds one stat for both.
+# Each stream sent inline that has bytes adds a head and a base64. The
+# copiers write the streams' sizes, so nothing else measures them; where a
+# copier had not ended when the answer was made (a background child held
+# its stream), the head also tells a stream's size when it is small (at
+# most the limit and half the inline budget), and a larger one adds one
+# stat for both.
 #
 # Answer on stdout:
 #   LZ2 EXIT TIMEDOUT OVERLIMIT OUTSIZE ERRSIZE ERRNO
@@ -171,13 +171,14 @@ __lz_count() {
   fi
 }
 # The answer's lines from the sizes that both copiers wrote (z7 and z8 in
-# RUN.p, read into __lz_z7 and __lz_z8): no program measures them. A copier
-# wrote its size when its cat had ended, every writer of the pipe gone, so
-# a stream sent inline is read whole with one base64 and no head: only a
-# process that opens the run's file by its path could still write to it,
-# and then the count read differs from the size and the answer takes the
-# bounded way (false). Also false when a copier has not written its size
-# (it was still held, or it was over the limit).
+# RUN.p, read into __lz_z7 and __lz_z8): no program measures them. Each
+# stream sent inline is read through head (one byte more than its size:
+# the file can still grow, through its path or /proc, and an unbounded read
+# of a file that a process keeps growing would never end) and base64; the
+# count read must be the size, so a line that a command wrote into RUN.p
+# itself decides nothing. False when a copier has not written its size (it
+# was still held, its cat failed, or the stream went over the limit), or
+# when a count differs: the answer then measures the streams itself.
 __lz_read_sized() {
   case $__lz_z7:$__lz_z8 in :* | *: | *[!0-9:]*) return 1 ;; esac
   { [ "$__lz_z7" -le "$__lz_l" ] && [ "$__lz_z8" -le "$__lz_l" ]; } || return 1
@@ -207,7 +208,7 @@ __lz_sized() {
   elif [ "$2" = 0 ]; then
     eval "__lz_line$1=b"
   else
-    __lz_v=$(base64 -w0 <"/proc/self/fd/$1")
+    __lz_v=$(head -c "$(($2 + 1))" "/proc/self/fd/$1" | base64 -w0)
     __lz_count
     [ "$__lz_n" = "$2" ] || return 1
     eval "__lz_line$1=b\$__lz_v"
@@ -246,7 +247,9 @@ __lz_copy() {
       ;;
   esac
   if [ "$__lz_v" -le "$__lz_l" ] && { [ "$__lz_x" = 0 ] || [ "$__lz_v" != "$__lz_l" ]; }; then
-    echo "z$2 $__lz_v" >&9
+    # The size only when cat copied to the end (a cat that a command killed
+    # leaves the size to the answer's own measure).
+    [ "$__lz_x" = 0 ] && echo "z$2 $__lz_v" >&9
     return 0
   fi
   __lz_status /proc/self/fd/9 && return 0
@@ -255,33 +258,127 @@ __lz_copy() {
 }
 # True while a copier runs (its stdin is gone once it ended, zombie or not).
 __lz_copying() { [ -e "/proc/$__lz_co/fd/0" ] || [ -e "/proc/$__lz_ce/fd/0" ]; }
-# True when a process other than the copiers holds the pipe that copier $1
-# reads (its stdin): a writer that keeps it open, so that the copier ends
-# only when that process does. Every descriptor in /proc is compared with
-# the copier's stdin ([ -ef ]: both ends of a pipe are one inode), except
-# descriptor 0, where the copier's cat reads it (a holder that kept the
-# stream only as its stdin is not seen, and is waited for as a slow copier).
-# -ef is not POSIX, but dash, bash, busybox ash and mksh have it; a test
-# without it falls back to whether the command's group has a member left.
+# Which of the copiers still running another process holds (__lz_ho and
+# __lz_he become 1): a writer that keeps the pipe open, so that the copier
+# ends only when that process does. A descriptor is compared with the
+# copier's stdin by [ -ef ] (both ends of a pipe are one inode). First the
+# usual holder: descriptors 1 and 2 of every process (no directory listed).
+# Then, only while the command's group still has a member, every descriptor
+# of every process, the copiers' own cats passed over (their stdin is the
+# pipe). A process started since this helper whose descriptors this shell
+# cannot list (another user's, or one not dumpable), or a scan still going
+# after about 100 ms (ten ticks of /proc/uptime), counts as holding what is
+# still undecided, as the group's member may. What this finds no holder for
+# is a copier that is only slow. -ef is not POSIX, but dash,
+# bash, busybox ash and mksh have it; without it, the group's member may
+# hold both.
 # shellcheck disable=SC3013
-__lz_held() {
-  if ! [ "/proc/$1/fd/0" -ef "/proc/$1/fd/0" ] 2>/dev/null; then
-    kill -0 -"$__lz_p" 2>/dev/null
+__lz_holders() {
+  __lz_ho=0
+  __lz_he=0
+  __lz_wo=0
+  __lz_we=0
+  [ -e "/proc/$__lz_co/fd/0" ] && __lz_wo=1
+  [ -e "/proc/$__lz_ce/fd/0" ] && __lz_we=1
+  [ $((__lz_wo + __lz_we)) = 0 ] && return
+  if ! [ /proc/self/fd/7 -ef /proc/self/fd/7 ] 2>/dev/null; then
+    kill -0 -"$__lz_p" 2>/dev/null && __lz_undecided_held
     return
   fi
-  for __lz_f in /proc/[0-9]*/fd/[1-9]*; do
-    case $__lz_f in "/proc/$__lz_co/"* | "/proc/$__lz_ce/"*) continue ;; esac
-    [ "$__lz_f" -ef "/proc/$1/fd/0" ] && return 0
+  for __lz_f in /proc/[0-9]*/fd/1 /proc/[0-9]*/fd/2; do
+    __lz_holds "$__lz_f"
   done 2>/dev/null
+  [ $((__lz_wo + __lz_we)) = 0 ] && return
+  kill -0 -"$__lz_p" 2>/dev/null || return
+  # This helper's start, in clock ticks (field 22 of /proc/PID/stat).
+  __lz_born=
+  __lz_v=
+  { read -r __lz_v; } 2>/dev/null <"/proc/$$/stat"
+  # shellcheck disable=SC2086 # the fields from the state on
+  set -- ${__lz_v##*") "}
+  __lz_born=${20-}
+  __lz_uptime
+  __lz_end=$__lz_v
+  __lz_n=0
+  for __lz_d in /proc/[0-9]*; do
+    case $__lz_d in "/proc/$__lz_co" | "/proc/$__lz_ce") continue ;; esac
+    __lz_seen=0
+    for __lz_f in "$__lz_d"/fd/[0-9]*; do
+      [ -e "$__lz_f" ] || continue
+      __lz_seen=1
+      __lz_holds "$__lz_f"
+      __lz_n=$((__lz_n + 1))
+      case $__lz_n in *[05]0) __lz_in_time || return ;; esac
+    done
+    [ $((__lz_wo + __lz_we)) = 0 ] && return
+    if [ "$__lz_seen" = 0 ] && ! __lz_gone "$__lz_d"; then
+      __lz_undecided_held
+      return
+    fi
+    __lz_in_time || return
+  done 2>/dev/null
+}
+# False, with what is undecided held, once the scan has run for about 100 ms
+# (ten ticks of /proc/uptime).
+__lz_in_time() {
+  __lz_uptime
+  [ -n "$__lz_v" ] && [ -n "$__lz_end" ] && [ "$__lz_v" -lt $((__lz_end + 10)) ] && return 0
+  __lz_undecided_held
   return 1
+}
+# True when process $1 (/proc/PID), whose descriptors this shell could not
+# see, cannot hold the pipes: it is gone, a zombie (a watcher just stopped,
+# not reaped yet), a kernel thread (no command line), or older than this
+# helper (only the command's descendants inherited the pipes). False for a
+# process since started that keeps its descriptors from this shell
+# (another user's, or one not dumpable).
+__lz_gone() {
+  # An empty command line first: a kernel thread or a zombie, in one read.
+  __lz_v=
+  { read -r __lz_v; } 2>/dev/null <"$1/cmdline"
+  [ -z "$__lz_v" ] && return 0
+  { read -r __lz_v; } 2>/dev/null <"$1/stat" || return 0
+  # shellcheck disable=SC2086 # the fields from the state on: $20 the start
+  set -- ${__lz_v##*") "}
+  case $1 in Z* | X*) return 0 ;; esac
+  case ${20-}:$__lz_born in *[!0-9:]* | :* | *:) return 1 ;; esac
+  [ "${20}" -lt "$__lz_born" ]
+}
+__lz_undecided_held() {
+  [ "$__lz_wo" = 1 ] && __lz_ho=1
+  [ "$__lz_we" = 1 ] && __lz_he=1
+  __lz_wo=0
+  __lz_we=0
+}
+# Descriptor $1 (/proc/PID/fd/N) against the copiers' pipes still undecided.
+# shellcheck disable=SC3013
+__lz_holds() {
+  if [ "$__lz_wo" = 1 ] && [ "$1" -ef "/proc/$__lz_co/fd/0" ] && ! __lz_cat_of "$1" "$__lz_co"; then
+    __lz_ho=1
+    __lz_wo=0
+  fi
+  if [ "$__lz_we" = 1 ] && [ "$1" -ef "/proc/$__lz_ce/fd/0" ] && ! __lz_cat_of "$1" "$__lz_ce"; then
+    __lz_he=1
+    __lz_we=0
+  fi
+}
+# True when descriptor $1 is the stdin of a child of copier $2: its cat.
+__lz_cat_of() {
+  case $1 in */fd/0) ;; *) return 1 ;; esac
+  __lz_v=
+  { read -r __lz_v; } 2>/dev/null <"${1%/fd/0}/stat"
+  # shellcheck disable=SC2086 # the fields after the name: state, parent ..
+  set -- "$2" ${__lz_v##*") "}
+  [ "${3-}" = "$1" ]
 }
 # Waits for the copiers: with builtins for one to two ticks of /proc/uptime
 # (a copier ends within a millisecond of its last writer), then in sleeps of
-# 50 ms. A copier whose pipe another process still holds (a background
-# child of the command, in its group or not) is waited for about 200 ms at
-# most: that child must not hold the result. One that nothing else holds is
-# only slow (a loaded machine: under 16 threads of commands a copier took
-# over 200 ms) and has the rest of its pipe to copy: up to 10 s.
+# 50 ms. A copier whose pipe another process may still hold (__lz_holders:
+# a background child of the command, in its group or not) is waited for
+# about 200 ms at most: that child must not hold the result. One that
+# nothing else holds is only slow (a loaded machine: under 16 threads of
+# commands a copier took over 200 ms) and has the rest of its pipe to copy:
+# up to 10 s.
 __lz_drain() {
   __lz_copying || return 0
   __lz_uptime
@@ -290,10 +387,7 @@ __lz_drain() {
     __lz_uptime
     { [ -n "$__lz_v" ] && [ "$__lz_v" -lt $((__lz_end + 2)) ]; } || break
   done
-  __lz_ho=0
-  __lz_he=0
-  [ -e "/proc/$__lz_co/fd/0" ] && __lz_held "$__lz_co" && __lz_ho=1
-  [ -e "/proc/$__lz_ce/fd/0" ] && __lz_held "$__lz_ce" && __lz_he=1
+  __lz_holders
   __lz_i=0
   while [ "$__lz_i" -lt 200 ]; do
     __lz_v=0
@@ -575,7 +669,7 @@ __lz_E
   if [ "$__lz_proc" = 0 ]; then
     __lz_os=$(wc -c <&5)
     __lz_es=$(wc -c <&6)
-  elif [ "$__lz_ov" != 1 ] && __lz_read_sized; then
+  elif [ "$__lz_ov" != 1 ] && [ "$__lz_pipes" = 1 ] && __lz_read_sized; then
     __lz_whole=1
   elif [ "$__lz_ov" != 1 ] && __lz_read_whole 7 os && __lz_read_whole 8 es; then
     __lz_whole=1
