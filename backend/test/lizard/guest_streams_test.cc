@@ -275,8 +275,14 @@ TEST_F(GuestHelpersTest, StreamsAreSizedByTheirCopiersOrByTheirReadAndOneStat) {
       s.inline_budget = c.budget;
       const auto env = run_with(s, dir.string(), pipes ? "" : "__lz_files=1");
       EXPECT_EQ(env.over_limit, c.over);
-      EXPECT_EQ(env.out_size, c.out);
-      EXPECT_EQ(env.err_size, c.err);
+      // On files the output watcher stops a command over the limit as soon
+      // as it sees it (its first look is at 20 ms): under load, before the
+      // command wrote its second stream. With pipes the copiers find a limit
+      // that is not whole blocks over only at the end.
+      if (pipes || !c.over) {
+        EXPECT_EQ(env.out_size, c.out);
+        EXPECT_EQ(env.err_size, c.err);
+      }
       auto n = calls();
       if (c.over) {
         EXPECT_EQ(n["stat"], 1u);
