@@ -180,13 +180,18 @@ TEST_F(GuestHelpersTest, AChildInASessionOfItsOwnHoldingStdoutDoesNotHoldTheResu
 // a member, and returned the stream empty.)
 TEST_F(GuestHelpersTest, ASlowCopierIsWaitedForWhenNothingElseHoldsItsPipe) {
   const std::string data(3000, 'x');  // within a pipe's buffer: the write does not block
+  const std::string ready = state_ + "-ready";
+  // The background child lets go of the streams first, and the command ends
+  // only once it has (a child not yet scheduled still holds them).
   const auto env = run(
       spec({"/bin/sh", "-c",
             "stopped=; for f in /proc/[0-9]*/fd/0; do [ \"$f\" -ef /proc/self/fd/1 ] || continue; "
             "p=${f#/proc/}; p=${p%%/*}; kill -STOP \"$p\" && stopped=\"$stopped $p\"; done; "
             "[ -n \"$stopped\" ] || exit 9; printf %s \"$1\"; "
-            "(sleep 1; kill -CONT $stopped) >/dev/null 2>&1 & sleep 5 >/dev/null 2>&1 &",
-            "sh", data}));
+            "(exec >/dev/null 2>&1; : >\"$2\"; sleep 1; kill -CONT $stopped; sleep 4) & "
+            "i=0; while [ ! -e \"$2\" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done",
+            "sh", data, ready}));
+  std::filesystem::remove(ready);
   EXPECT_EQ(env.exit_code, 0) << "the copier's processes were not found";
   EXPECT_EQ(env.out_size, data.size());
   EXPECT_TRUE(env.out.value_or("?") == data);

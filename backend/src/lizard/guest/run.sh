@@ -265,10 +265,10 @@ __lz_copying() { [ -e "/proc/$__lz_co/fd/0" ] || [ -e "/proc/$__lz_ce/fd/0" ]; }
 # usual holder: descriptors 1 and 2 of every process (no directory listed).
 # Then, only while the command's group still has a member, every descriptor
 # of every process, the copiers' own cats passed over (their stdin is the
-# pipe). A process started since this helper whose descriptors this shell
-# cannot list (another user's, or one not dumpable), or a scan still going
-# after about 100 ms (ten ticks of /proc/uptime), counts as holding what is
-# still undecided, as the group's member may. What this finds no holder for
+# pipe). A process of the command's session whose descriptors this shell
+# cannot list (a child that changed user, or one not dumpable), or a scan
+# still going after about 100 ms (ten ticks of /proc/uptime), counts as
+# holding what is still undecided, as the group's member may. What this finds no holder for
 # is a copier that is only slow. -ef is not POSIX, but dash,
 # bash, busybox ash and mksh have it; without it, the group's member may
 # hold both.
@@ -290,13 +290,6 @@ __lz_holders() {
   done 2>/dev/null
   [ $((__lz_wo + __lz_we)) = 0 ] && return
   kill -0 -"$__lz_p" 2>/dev/null || return
-  # This helper's start, in clock ticks (field 22 of /proc/PID/stat).
-  __lz_born=
-  __lz_v=
-  { read -r __lz_v; } 2>/dev/null <"/proc/$$/stat"
-  # shellcheck disable=SC2086 # the fields from the state on
-  set -- ${__lz_v##*") "}
-  __lz_born=${20-}
   __lz_uptime
   __lz_end=$__lz_v
   __lz_n=0
@@ -327,22 +320,22 @@ __lz_in_time() {
   return 1
 }
 # True when process $1 (/proc/PID), whose descriptors this shell could not
-# see, cannot hold the pipes: it is gone, a zombie (a watcher just stopped,
-# not reaped yet), a kernel thread (no command line), or older than this
-# helper (only the command's descendants inherited the pipes). False for a
-# process since started that keeps its descriptors from this shell
-# (another user's, or one not dumpable).
+# see, cannot hold the pipes as far as can be told: it is gone, a zombie (a
+# watcher just stopped, not reaped yet), a kernel thread (no command line),
+# or outside the command's session (only the command's descendants
+# inherited the pipes; another user's unrelated processes are elsewhere).
+# False for a process of the command's session that keeps its descriptors
+# from this shell (a child that changed user, or one not dumpable).
 __lz_gone() {
   # An empty command line first: a kernel thread or a zombie, in one read.
   __lz_v=
   { read -r __lz_v; } 2>/dev/null <"$1/cmdline"
   [ -z "$__lz_v" ] && return 0
   { read -r __lz_v; } 2>/dev/null <"$1/stat" || return 0
-  # shellcheck disable=SC2086 # the fields from the state on: $20 the start
+  # shellcheck disable=SC2086 # the fields from the state on: $4 the session
   set -- ${__lz_v##*") "}
   case $1 in Z* | X*) return 0 ;; esac
-  case ${20-}:$__lz_born in *[!0-9:]* | :* | *:) return 1 ;; esac
-  [ "${20}" -lt "$__lz_born" ]
+  [ "${4-}" != "$__lz_p" ]
 }
 __lz_undecided_held() {
   [ "$__lz_wo" = 1 ] && __lz_ho=1
