@@ -170,49 +170,15 @@ __lz_count() {
     __lz_n=-1
   fi
 }
-# The answer's lines from the sizes that both copiers wrote (z7 and z8 in
-# RUN.p, read into __lz_z7 and __lz_z8): no program measures them. Each
-# stream sent inline is read through head (one byte more than its size:
-# the file can still grow, through its path or /proc, and an unbounded read
-# of a file that a process keeps growing would never end) and base64; the
-# count read must be the size, so a line that a command wrote into RUN.p
-# itself decides nothing. False when a copier has not written its size (it
-# was still held, its cat failed, or the stream went over the limit), or
-# when a count differs: the answer then measures the streams itself.
-__lz_read_sized() {
+# True when both copiers wrote their sizes (z7 and z8 in RUN.p, read into
+# __lz_z7 and __lz_z8) and one of them is over __lz_m: no stream needs to be
+# read to learn its size, and the sizes need no stat. A line that a command
+# wrote into RUN.p itself decides nothing: the answer's streams are read
+# through head up to these sizes, and the backend takes a stream only when
+# it holds its size.
+__lz_sized_large() {
   case $__lz_z7:$__lz_z8 in :* | *: | *[!0-9:]*) return 1 ;; esac
-  { [ "$__lz_z7" -le "$__lz_l" ] && [ "$__lz_z8" -le "$__lz_l" ]; } || return 1
-  __lz_inline "$__lz_z7" "$__lz_z8"
-  __lz_sized 7 "$__lz_z7" "$__lz_oi" && __lz_sized 8 "$__lz_z8" "$__lz_ei" || return 1
-  __lz_os=$__lz_z7
-  __lz_es=$__lz_z8
-}
-# Which streams of sizes $1 and $2 are sent inline (__lz_oi, __lz_ei): both
-# when they fit the budget together, otherwise each that fits half of it.
-__lz_inline() {
-  __lz_oi=0
-  __lz_ei=0
-  if [ $(($1 + $2)) -le "$__lz_b" ]; then
-    __lz_oi=1
-    __lz_ei=1
-  else
-    [ "$1" -le $((__lz_b / 2)) ] && __lz_oi=1
-    [ "$2" -le $((__lz_b / 2)) ] && __lz_ei=1
-  fi
-}
-# Stream $1 of size $2 into __lz_line$1: "-" when not inline ($3 != 1),
-# else "b" + its base64, false when that holds other than $2 bytes.
-__lz_sized() {
-  if [ "$3" != 1 ]; then
-    eval "__lz_line$1=-"
-  elif [ "$2" = 0 ]; then
-    eval "__lz_line$1=b"
-  else
-    __lz_v=$(head -c "$(($2 + 1))" "/proc/self/fd/$1" | base64 -w0)
-    __lz_count
-    [ "$__lz_n" = "$2" ] || return 1
-    eval "__lz_line$1=b\$__lz_v"
-  fi
+  [ "$__lz_z7" -gt "$__lz_m" ] || [ "$__lz_z8" -gt "$__lz_m" ]
 }
 # A stream's copier, started in the background as `__lz_copy PIPE FILE`
 # (descriptors: 5 and 7, or 6 and 8), which it takes as stdin and stdout
@@ -647,13 +613,11 @@ __lz_E
     esac
   done
   [ "$__lz_to" = 1 ] && kill -KILL -"$__lz_p" 2>/dev/null
-  # Sizes: those the copiers wrote, when both did (__lz_read_sized: a
-  # base64 for each stream sent inline, nothing else). Otherwise through the
-  # held descriptors (the files may be gone): an empty stream needs no
-  # program ([ -s ]); a stream of at most __lz_m bytes (the limit, or half
-  # the inline budget when that is less) is read whole into its base64 now
-  # (head and base64), and its size is what was read; otherwise one stat
-  # measures both.
+  # Sizes through the held descriptors (the files may be gone): an empty
+  # stream needs no program ([ -s ]); a stream of at most __lz_m bytes (the
+  # limit, or half the inline budget when that is less) is read whole into
+  # its base64 now (head and base64), and its size is what was read. A
+  # larger one: the sizes that both copiers wrote, else one stat for both.
   __lz_os=0
   __lz_es=0
   __lz_whole=0
@@ -662,8 +626,9 @@ __lz_E
   if [ "$__lz_proc" = 0 ]; then
     __lz_os=$(wc -c <&5)
     __lz_es=$(wc -c <&6)
-  elif [ "$__lz_ov" != 1 ] && [ "$__lz_pipes" = 1 ] && __lz_read_sized; then
-    __lz_whole=1
+  elif [ "$__lz_ov" != 1 ] && [ "$__lz_pipes" = 1 ] && __lz_sized_large; then
+    __lz_os=$__lz_z7
+    __lz_es=$__lz_z8
   elif [ "$__lz_ov" != 1 ] && __lz_read_whole 7 os && __lz_read_whole 8 es; then
     __lz_whole=1
   elif [ -s /proc/self/fd/7 ] || [ -s /proc/self/fd/8 ]; then
@@ -726,11 +691,21 @@ if [ "$__lz_ov" = 1 ]; then
   __lz_emit 7 65536 1
   __lz_emit 8 65536 1
 elif [ "$__lz_own" = 1 ] && [ "$__lz_whole" = 1 ]; then
-  # Both lines made above (__lz_read_sized or __lz_read_whole).
-  # shellcheck disable=SC2154 # __lz_line7 and __lz_line8, set by those
+  # Read whole above: both within half the budget, so both inline.
+  # shellcheck disable=SC2154 # __lz_line7 and __lz_line8, set by __lz_read_whole
   printf '%s\n%s\n' "$__lz_line7" "$__lz_line8"
 else
-  __lz_inline "$__lz_os" "$__lz_es"
+  # Inline: both when they fit the budget together, otherwise each that
+  # fits half of it.
+  __lz_oi=0
+  __lz_ei=0
+  if [ $((__lz_os + __lz_es)) -le "$__lz_b" ]; then
+    __lz_oi=1
+    __lz_ei=1
+  else
+    [ "$__lz_os" -le $((__lz_b / 2)) ] && __lz_oi=1
+    [ "$__lz_es" -le $((__lz_b / 2)) ] && __lz_ei=1
+  fi
   __lz_emit 7 "$__lz_os" "$__lz_oi"
   __lz_emit 8 "$__lz_es" "$__lz_ei"
 fi
