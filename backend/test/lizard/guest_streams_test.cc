@@ -317,9 +317,9 @@ TEST_F(GuestHelpersTest, StreamsAreSizedByTheirCopiersOrByTheirReadAndOneStat) {
 }
 
 // A copier's size is the file's size when its cat ended. A process that
-// then appends to the run's file by its path makes the base64 read more than
-// that size: the answer takes the bounded way (a head) and tells the file as
-// it is, never bytes and a size that disagree.
+// then appends to the run's file by its path makes the file longer than
+// that size: the answer reads it through a head and tells the file as it
+// is, never bytes and a size that disagree.
 TEST_F(GuestHelpersTest, AStreamFileWrittenByPathAfterItsCopierEndedIsReadTheBoundedWay) {
   auto s = spec({"/bin/sh", "-c", "printf abc; sleep 0.3; printf XYZ >>\"$1\"", "sh", ""});
   s.argv.back() = file(s, "o");
