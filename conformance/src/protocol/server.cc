@@ -3,13 +3,18 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -94,7 +99,9 @@ class Server {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto& [id, stop] : runs_) stop->request_stop();
+      closing_ = true;
     }
+    work_cv_.notify_all();
     std::unique_lock<std::mutex> lock(mutex_);
     if (!cv_.wait_for(lock, std::chrono::seconds(10), [&] { return threads_ == 0; })) return 1;
     backends_.clear();
@@ -166,12 +173,11 @@ class Server {
       // A second run with the id of one in flight would take its
       // cancellation: ids must be unique among requests in flight.
       duplicate = name == "run" && runs_.count(id_text) != 0;
-      // A thread per request: a caller that never waits for answers must
-      // not start threads without bound.
+      // A worker per request in flight (submit): a caller that never waits
+      // for answers must not start threads without bound.
       too_many = !duplicate && in_flight_ >= options_.max_in_flight;
       if (!duplicate && !too_many) {
         ++in_flight_;
-        ++threads_;
         if (name == "run") {
           stop = std::make_shared<std::stop_source>();
           runs_[id_text] = stop;
@@ -188,7 +194,7 @@ class Server {
                         "); send more once some are answered");
       return;
     }
-    std::thread([this, doc, params, id_text, name, stop] {
+    submit([this, doc, params, id_text, name, stop] {
       tl_release_request = [this, &id_text, &stop] {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stop) runs_.erase(id_text);
@@ -197,10 +203,61 @@ class Server {
       execute(id_text, name, *params, stop ? stop->get_token() : std::stop_token());
       // Answered in every case; released here only if no answer was written.
       if (auto release = std::exchange(tl_release_request, nullptr)) release();
-      std::lock_guard<std::mutex> lock(mutex_);
+    });
+  }
+
+  // Requests run on worker threads that wait for the next one when theirs is
+  // answered: a thread started and ended per request cost more than the
+  // request itself for a 1 MiB read (the start, and at its end glibc's
+  // madvise of the thread's stack, which on a VM flushes the other CPU's TLB
+  // by an interrupt; docs/performance.md). A worker is started when no idle
+  // one is left for the requests waiting, so as many run at once as before;
+  // one idle for kWorkerIdle ends.
+  static constexpr auto kWorkerIdle = std::chrono::seconds(10);
+
+  void submit(std::function<void()> task) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    tasks_.push_back(std::move(task));
+    if (tasks_.size() <= static_cast<std::size_t>(idle_)) {
+      work_cv_.notify_one();
+      return;
+    }
+    ++threads_;
+    try {
+      std::thread([this] { work(); }).detach();
+    } catch (const std::system_error&) {
+      // No thread to be had (a limit on threads or memory): a worker there
+      // is takes the request when it is done; with none, it runs here.
       --threads_;
-      cv_.notify_all();
-    }).detach();
+      if (threads_ > 0) return;
+      auto inline_task = std::move(tasks_.back());
+      tasks_.pop_back();
+      lock.unlock();
+      inline_task();
+    }
+  }
+
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      if (tasks_.empty()) {
+        if (closing_) break;
+        ++idle_;
+        const bool woken =
+            work_cv_.wait_for(lock, kWorkerIdle, [&] { return closing_ || !tasks_.empty(); });
+        --idle_;
+        if (!woken) break;  // idle too long (tasks_ is empty: nothing counted on it)
+        continue;
+      }
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      task = nullptr;  // what it holds (the request's document) goes before the next wait
+      lock.lock();
+    }
+    --threads_;
+    cv_.notify_all();
   }
 
   void notification(const std::string& name, const rapidjson::Value& params) {
@@ -216,8 +273,9 @@ class Server {
                std::stop_token stop = {}) {
     rapidjson::StringBuffer result;
     Writer w(result);
+    std::optional<std::string> data;  // fs/read's bytes, written by respond_data
     try {
-      dispatch(method, params, w, stop);
+      dispatch(method, params, w, stop, data);
     } catch (const InvalidParams& e) {
       respond_error(id, protocol::kInvalidParams, e.what());
       return;
@@ -234,6 +292,7 @@ class Server {
       respond(id, "error", std::string_view(error.GetString(), error.GetSize()));
       return;
     }
+    if (data) return respond_data(id, *data);
     respond(id, "result", std::string_view(result.GetString(), result.GetSize()));
   }
 
@@ -268,8 +327,9 @@ class Server {
     throw workspace::WorkspaceNotSupportedError("this backend offers no filesystem");
   }
 
+  // The result goes to `w`, except fs/read's, whose bytes go to `read_data`.
   void dispatch(const std::string& method, const rapidjson::Value& params, Writer& w,
-                std::stop_token stop) {
+                std::stop_token stop, std::optional<std::string>& read_data) {
     static const std::set<std::string> kMethods = {
         "initialize",  "$/ping",          "backend/new",  "backend/attach",
         "backend/ref", "backend/destroy", "backend/drop", "environment/destroy",
@@ -346,11 +406,7 @@ class Server {
     auto& f = files(*b);
     const std::string path = need_text(params, "path");
     if (method == "fs/read") {
-      const std::string data = f.read_bytes(path);
-      w.StartObject();
-      w.Key("data");
-      protocol::write_bytes(w, data);
-      w.EndObject();
+      read_data = f.read_bytes(path);
     } else if (method == "fs/write") {
       auto data = protocol::read_bytes(need(params, "data"));
       if (!data) throw InvalidParams("params.data is not Bytes");
@@ -514,13 +570,49 @@ class Server {
     iovec parts[3] = {{head.data(), head.size()},
                       {const_cast<char*>(body.data()), body.size()},
                       {const_cast<char*>(kTail), sizeof kTail - 1}};
-    iovec* part = parts;
-    int count = 3;
     std::lock_guard<std::mutex> lock(out_mutex_);
+    write_all(parts, 3);
+  }
+
+  // fs/read's answer, {"result":{"data":Bytes}}, with the base64 encoded and
+  // written a piece at a time: the runner reads the first pieces while the
+  // next are encoded, where one write of the whole line had it wait for the
+  // encoding and for the first 1 MiB to fill the pipe (on 2 CPUs, 0.5 ms of
+  // a 1 MiB read's 1.3 ms; docs/performance.md). Pieces of whole 3-byte groups encode
+  // to the base64 of the whole; the line is the one respond() would write.
+  static constexpr std::size_t kPieceBytes = 48 * 1024;
+  static_assert(kPieceBytes % 3 == 0, "a piece must be whole 3-byte groups");
+
+  void respond_data(const std::string& id, std::string_view bytes) {
+    if (auto release = std::exchange(tl_release_request, nullptr)) release();
+    std::string head = R"({"jsonrpc":"2.0","id":)";
+    head += id;
+    head += R"(,"result":{"data":")";
+    static constexpr char kTail[] = "\"}}\n";
+    std::unique_ptr<char[]> piece(new char[protocol::base64_size(kPieceBytes)]);
+    std::lock_guard<std::mutex> lock(out_mutex_);
+    std::size_t at = 0;
+    do {
+      const std::string_view chunk = bytes.substr(at, kPieceBytes);
+      protocol::base64_encode_to(chunk, piece.get());
+      const bool first = at == 0;
+      at += chunk.size();
+      const bool last = at == bytes.size();
+      iovec parts[3];
+      int count = 0;
+      if (first) parts[count++] = {head.data(), head.size()};
+      parts[count++] = {piece.get(), protocol::base64_size(chunk.size())};
+      if (last) parts[count++] = {const_cast<char*>(kTail), sizeof kTail - 1};
+      if (!write_all(parts, count)) return;
+    } while (at < bytes.size());
+  }
+
+  // false when the runner is gone.
+  bool write_all(iovec* part, int count) {
     while (count > 0) {
       const ssize_t n = ::writev(options_.out_fd, part, count);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;  // the runner is gone
+      if (n <= 0) return false;
       auto written = static_cast<std::size_t>(n);
       while (count > 0 && written >= part->iov_len) {
         written -= part->iov_len;
@@ -532,6 +624,7 @@ class Server {
         part->iov_len -= written;
       }
     }
+    return true;
   }
 
   BackendFactory& factory_;
@@ -548,8 +641,12 @@ class Server {
   std::map<std::uint64_t, std::shared_ptr<WorkspaceBackend>> backends_;
   std::uint64_t next_handle_ = 1;
   std::map<std::string, std::shared_ptr<std::stop_source>> runs_;
-  int in_flight_ = 0;  // requests not answered yet (max_in_flight counts these)
-  int threads_ = 0;    // request threads still running (shutdown waits for these)
+  int in_flight_ = 0;     // requests not answered yet (max_in_flight counts these)
+  int threads_ = 0;       // workers still running (shutdown waits for these)
+  int idle_ = 0;          // workers waiting for a task
+  bool closing_ = false;  // end of input: workers end when no task is left
+  std::deque<std::function<void()>> tasks_;  // requests no worker has taken yet
+  std::condition_variable work_cv_;          // a task, or closing_
 };
 
 }  // namespace

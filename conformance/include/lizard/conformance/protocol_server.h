@@ -11,7 +11,9 @@
 // support and the factory's profile; backend/new is the session's make() (or
 // its platform's make_with() when overrides are given), backend/attach its
 // attach(), environment/destroy its destroy_environment(). Requests run
-// concurrently, each on its own thread; $/cancelRequest stops a run.
+// concurrently, each on a worker thread of its own (a worker waits up to 10 s
+// for the next request when its own is answered); $/cancelRequest stops a
+// run.
 //
 // Thread safety: call once per pair of descriptors; the factory must be
 // thread-safe (as every BackendFactory is).
@@ -30,7 +32,7 @@ struct ServeOptions {
   std::string name;
   // Refuse lines longer than this (the runner's own limit is 96 MiB).
   std::size_t max_line_bytes = 128u << 20;
-  // Requests in flight at once (each runs on a thread of its own); one more
+  // Requests in flight at once (each runs on a worker of its own); one more
   // is refused with an error at once (the runner's rules start at most 16).
   int max_in_flight = 256;
 };

@@ -170,7 +170,8 @@ TEST(Serve, RequestsBeforeInitializeRunIdsInFlightAndTooManyAreRefused) {
   options.in_fd = in[0];
   options.out_fd = out[1];
   options.max_in_flight = 2;
-  std::thread server([&] { serve_protocol(*factory, options); });
+  int status = -1;
+  std::thread server([&] { status = serve_protocol(*factory, options); });
   const auto send = [&](const std::string& line) {
     const std::string framed = line + "\n";
     ASSERT_EQ(::write(in[1], framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
@@ -222,6 +223,9 @@ TEST(Serve, RequestsBeforeInitializeRunIdsInFlightAndTooManyAreRefused) {
   EXPECT_NE(answer(5).find("\"exit_code\":0"), std::string::npos);
   ::close(in[1]);
   server.join();
+  // Nothing ran any more: every worker ended at the end of input (1 is "a
+  // request still running after 10 s").
+  EXPECT_EQ(status, 0);
   ::close(in[0]);
   ::close(out[0]);
   ::close(out[1]);

@@ -123,6 +123,56 @@ TEST(AdapterClient, ServesTheLocalBackendAndMapsItsErrors) {
   }
 }
 
+// fs/read's answer is encoded and written in pieces of 48 KiB (server.cc,
+// respond_data): files of every size around a piece's end come back whole,
+// each answer one line that the schemas accept, also when several large
+// answers are written at once.
+TEST(AdapterClient, FilesReadBackWholeAtEverySizeAroundTheAnswersPieces) {
+  auto adapter = AdapterClient::start(serve_options("local"));  // schemas checked
+  auto b = adapter->make();
+  auto& f = *b->filesystem();
+  const std::string dir = b->working_dir();
+  constexpr std::size_t kPiece = 48 * 1024;
+  std::uint32_t seed = 7;
+  const auto bytes = [&](std::size_t n) {
+    std::string data(n, '\0');
+    for (auto& c : data) {
+      seed = seed * 1664525u + 1013904223u;
+      c = static_cast<char>(seed >> 24);
+    }
+    return data;
+  };
+  std::vector<std::size_t> sizes = {0, 1, 2, 3, 4, 5};
+  for (std::size_t pieces : {1, 2, 3}) {
+    for (std::size_t n = pieces * kPiece - 2; n <= pieces * kPiece + 2; ++n) sizes.push_back(n);
+  }
+  sizes.push_back((1u << 20) + 1);
+  for (const std::size_t n : sizes) {
+    const std::string data = bytes(n);
+    f.write_bytes(dir + "/file", data);
+    ASSERT_EQ(f.read_bytes(dir + "/file"), data) << n << " bytes";
+  }
+  // Answers of several pieces written at once are not interleaved.
+  std::vector<std::string> contents;
+  for (int i = 0; i < 4; ++i) {
+    contents.push_back(bytes(5 * kPiece + static_cast<std::size_t>(i)));
+    f.write_bytes(dir + "/f" + std::to_string(i), contents.back());
+  }
+  std::vector<std::future<bool>> readers;
+  for (int i = 0; i < 4; ++i) {
+    readers.push_back(std::async(std::launch::async, [&, i] {
+      bool same = true;
+      for (int k = 0; k < 5; ++k) {
+        same = same && f.read_bytes(dir + "/f" + std::to_string(i)) == contents[i];
+      }
+      return same;
+    }));
+  }
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(readers[i].get()) << "file " << i;
+  EXPECT_EQ(adapter->fault(), "");
+  adapter->shutdown();
+}
+
 TEST(AdapterClient, ConcurrentRequestsAreAnsweredOutOfOrder) {
   // Eight runs meet: each marks its arrival and waits (up to 60 s) for all
   // eight, so each prints its number only if all ran at once; the later a
