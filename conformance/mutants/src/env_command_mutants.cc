@@ -204,6 +204,36 @@ class AbandonsOnTimeout : public ForwardingBackend {
   }
 };
 
+// On a stop request, raises the cancellation error at once but leaves the
+// command and its group running.
+class AbandonsOnStop : public ForwardingBackend {
+ public:
+  explicit AbandonsOnStop(std::unique_ptr<WorkspaceBackend> inner)
+      : ForwardingBackend(std::shared_ptr<WorkspaceBackend>(std::move(inner))) {}
+  CommandResult run(const Command& c, const RunOptions& o) override {
+    if (!o.stop.stop_possible()) return ForwardingBackend::run(c, o);
+    workspace::validate_run(c, o);
+    RunOptions unstoppable = o;
+    unstoppable.stop = {};
+    // A backstop so the abandoned command cannot outlive the run for long.
+    if (!unstoppable.timeout) unstoppable.timeout = Seconds(60);
+    auto promise = std::make_shared<std::promise<CommandResult>>();
+    auto future = promise->get_future();
+    std::thread([keep = original(), c, unstoppable, promise] {
+      try {
+        promise->set_value(keep->commands()->run(c, unstoppable));
+      } catch (...) {
+        promise->set_exception(std::current_exception());
+      }
+    }).detach();
+    while (future.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+      if (o.stop.stop_requested())
+        throw workspace::WorkspaceCancelledError("the run was cancelled");
+    }
+    return future.get();
+  }
+};
+
 // Concurrent runs share one in-flight call: whoever comes while a command
 // runs gets that command's result (a single-flight cache keyed on nothing).
 class CoalescesConcurrentRuns : public ForwardingBackend {
@@ -430,6 +460,10 @@ void add_env_and_command_mutants(std::vector<Mutant>& out) {
         unstoppable.stop = {};
         return forward(b, c, unstoppable);
       })));
+  out.push_back(local_mutant("abandons-on-stop",
+                             "on a stop request run() raises the cancellation error but leaves "
+                             "the command and its group running",
+                             {"cmd.cancellation"}, plain<AbandonsOnStop>()));
   out.push_back(
       local_mutant("drops-call-env", "the per-call env is not passed on", {"cmd.env-added"},
                    run_editor([](WorkspaceBackend& b, const Command& c, const RunOptions& o) {

@@ -45,6 +45,30 @@ std::string diff_summary(const std::string& expected, const std::string& got) {
          std::to_string(got.size()) + ", first difference at byte " + std::to_string(i);
 }
 
+// Whether a process group was stopped, told without waiting for a clock to
+// run out: its processes wait for a gate file (`wait_for_gate`, polling every
+// 0.1 s, for at most 60 s) before they leave their markers. Once the group
+// should be gone, the rule opens the gate (`open_gate`) and looks for the
+// markers after a window that a process still polling needs many times over:
+// at least 1 s, and three times what opening the gate took (a command through
+// the backend, so the window grows with a loaded machine or a remote sandbox).
+// Zombies leave no marker, so a sandbox whose PID 1 does not reap is judged
+// by what still runs. The window's 1 s is noted as waited.
+std::string wait_for_gate(const std::string& gate) {
+  return "i=0; while [ ! -e " + sh_quote(gate) +
+         " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done";
+}
+
+void open_gate(RuleContext& ctx, const BackendPtr& b, const std::string& gate) {
+  constexpr auto kWindow = std::chrono::seconds(1);
+  ctx.note_wait(Seconds(1));
+  const auto opening = Clock::now();
+  ctx.run(b, Shell{"touch " + sh_quote(gate)});
+  const auto opened = Clock::now();
+  std::this_thread::sleep_until(opened +
+                                std::max<Clock::duration>(kWindow, 3 * (opened - opening)));
+}
+
 struct Outcome {
   std::optional<CommandResult> result;
   std::exception_ptr error;
@@ -231,16 +255,15 @@ void cmd_output_limit(RuleContext& ctx) {
   auto b = ctx.make();
   const std::string dir = ctx.scratch(b);
   const std::string marker = dir + "/after-limit";
+  const std::string gate = dir + "/gate";
   const std::size_t limit = workspace::kOutputLimitBytes;
   const std::size_t head = workspace::kOutputHeadBytes;
-  // stderr first (so its head is complete), then one byte over the limit on stdout.
-  ctx.note_wait(Seconds(5));  // the rule watches for the command's later step until 5 s
+  // stderr first (so its head is complete), then one byte over the limit on
+  // stdout, then a later step that waits for the gate.
   auto over = run_timed(ctx, b,
-                        Shell{seq_cmd(5, 100 * 1024) + " >&2; " + seq_cmd(1, limit + 1) +
-                              "; sleep 3; touch " + sh_quote(marker)},
+                        Shell{seq_cmd(5, 100 * 1024) + " >&2; " + seq_cmd(1, limit + 1) + "; " +
+                              wait_for_gate(gate) + "; touch " + sh_quote(marker)},
                         {});
-  const auto started =
-      Clock::now() - std::chrono::duration_cast<Clock::duration>(Seconds(over.seconds));
   try {
     if (over.error) std::rethrow_exception(over.error);
     ADD_FAILURE() << "10 MiB + 1 byte on stdout: " << describe(over)
@@ -258,8 +281,7 @@ void cmd_output_limit(RuleContext& ctx) {
                   << one_line(describe_throw([&] { throw; }));
   }
   // The process group was stopped: the command's later step never happens.
-  const auto later = started + std::chrono::milliseconds(5000);
-  std::this_thread::sleep_until(later);
+  open_gate(ctx, b, gate);
   EXPECT_FALSE(ctx.path_exists(b, marker))
       << "the command kept running after the output limit (its process group was not stopped)";
   // Over the limit on stderr alone.
@@ -370,17 +392,19 @@ void cmd_timeout_stops_group(RuleContext& ctx) {
   const std::string dir = ctx.scratch(b);
   const std::string child = dir + "/child-later";
   const std::string parent = dir + "/parent-later";
+  const std::string gate = dir + "/gate";
   RunOptions options;
   options.timeout = Seconds(1);
-  ctx.note_wait(Seconds(5));  // the markers would appear at ~3 s; the rule looks at 5 s
-  const auto start = Clock::now();
-  auto r =
-      run_timed(ctx, b, Shell{"sh -c 'sleep 3; touch " + child + "'; touch " + sh_quote(parent)},
-                options, Seconds(60));
+  ctx.note_wait(*options.timeout);
+  auto r = run_timed(ctx, b,
+                     Shell{"sh -c " + sh_quote(wait_for_gate(gate) + "; touch " + sh_quote(child)) +
+                           "; touch " + sh_quote(parent)},
+                     options, Seconds(60));
   EXPECT_FALSE(r.result.has_value())
       << "the command was not stopped by its timeout: " << describe(r);
-  // The foreground child would have written its marker at 3 s, the command at ~3 s.
-  std::this_thread::sleep_until(start + std::chrono::milliseconds(5000));
+  // A foreground child still polling the gate would make its marker, and the
+  // command its own after it.
+  open_gate(ctx, b, gate);
   EXPECT_FALSE(ctx.path_exists(b, child)) << "a foreground child survived the timeout";
   EXPECT_FALSE(ctx.path_exists(b, parent)) << "the command survived the timeout";
 }
@@ -409,18 +433,20 @@ void cmd_cancellation(RuleContext& ctx) {
   const std::string dir = ctx.scratch(b);
   const std::string started = dir + "/started";
   const std::string later = dir + "/later";
+  const std::string gate = dir + "/gate";
+  const std::string child = wait_for_gate(gate) + "; touch " + sh_quote(later);
   auto* c = &ctx.cmd(*b);
   auto source = std::make_shared<std::stop_source>();
   auto outcome = std::make_shared<std::string>("still running");
   auto done = std::make_shared<std::atomic<bool>>(false);
-  std::thread([b, c, source, started, later, outcome, done] {
+  std::thread([b, c, source, started, child, outcome, done] {
     std::string result;
     try {
       RunOptions options;
       options.stop = source->get_token();
-      auto r = c->run(
-          Shell{"touch " + sh_quote(started) + "; sh -c 'sleep 4; touch " + later + "'; sleep 30"},
-          options);
+      auto r =
+          c->run(Shell{"touch " + sh_quote(started) + "; sh -c " + sh_quote(child) + "; sleep 30"},
+                 options);
       result = "returned exit " + std::to_string(r.exit_code);
     } catch (const WorkspaceCancelledError&) {
       result = "";
@@ -433,12 +459,14 @@ void cmd_cancellation(RuleContext& ctx) {
   ASSERT_TRUE(wait_until([&] { return done->load() || ctx.path_exists(b, started); }, Seconds(30)))
       << "the command did not start within 30 s";
   const auto stop_time = Clock::now();
-  ctx.note_wait(Seconds(5.5));  // the rule looks for the group's later step 5.5 s after the stop
   source->request_stop();
   ASSERT_TRUE(wait_until([&] { return done->load(); }, Seconds(10)))
       << "run() did not return within 10 s of the stop request";
   EXPECT_EQ(*outcome, "") << "expected WorkspaceCancelledError, got " << one_line(*outcome);
-  std::this_thread::sleep_until(stop_time + std::chrono::milliseconds(5500));
+  // The group has "a few seconds" from the stop request: 3 s, then the gate.
+  ctx.note_wait(Seconds(3));
+  std::this_thread::sleep_until(stop_time + std::chrono::seconds(3));
+  open_gate(ctx, b, gate);
   EXPECT_FALSE(ctx.path_exists(b, later))
       << "the foreground process group kept running after cancellation";
 }

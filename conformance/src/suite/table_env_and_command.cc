@@ -127,7 +127,7 @@ std::vector<RuleInfo> env_and_command_rules() {
        .counterpart = "output limit error",
        .needs = kSh,
        .body = &cmd_output_limit,
-       .wait_seconds = 5.0},
+       .wait_seconds = 1.0},
       {.id = "cmd.background-child-does-not-hold",
        .summary =
            "a background child holding stdout (in the group or in a session of its own) does "
@@ -156,7 +156,7 @@ std::vector<RuleInfo> env_and_command_rules() {
        .counterpart = "timeout kills the process group",
        .needs = kSh,
        .body = &cmd_timeout_stops_group,
-       .wait_seconds = 5.0},
+       .wait_seconds = 2.0},
       {.id = "cmd.timeout-invalid",
        .summary =
            "zero, negative, NaN and infinite timeouts are std::invalid_argument and nothing runs",
@@ -171,7 +171,7 @@ std::vector<RuleInfo> env_and_command_rules() {
        .counterpart = "cancellation of `run`",
        .needs = kSh,
        .body = &cmd_cancellation,
-       .wait_seconds = 5.5},
+       .wait_seconds = 4.0},
       {.id = "cmd.env-added",
        .summary = "a variable passed in env is visible to the command",
        .why = "Per-call variables are how tools pass configuration.",
