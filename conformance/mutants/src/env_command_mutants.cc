@@ -179,26 +179,39 @@ std::string mangle_high_bytes(std::string text) {
   return text;
 }
 
-// On a timeout, stops waiting but leaves the command running.
-class AbandonsOnTimeout : public ForwardingBackend {
+// Runs the command on a thread of its own, on the original backend (which
+// the thread keeps alive), so that the mutant can stop waiting for it.
+class Abandoning : public ForwardingBackend {
  public:
-  explicit AbandonsOnTimeout(std::unique_ptr<WorkspaceBackend> inner)
+  explicit Abandoning(std::unique_ptr<WorkspaceBackend> inner)
       : ForwardingBackend(std::shared_ptr<WorkspaceBackend>(std::move(inner))) {}
+
+ protected:
+  std::future<CommandResult> start(const Command& c, const RunOptions& o) {
+    auto promise = std::make_shared<std::promise<CommandResult>>();
+    auto future = promise->get_future();
+    std::thread([keep = original(), c, o, promise] {
+      try {
+        promise->set_value(keep->commands()->run(c, o));
+      } catch (...) {
+        promise->set_exception(std::current_exception());
+      }
+    }).detach();
+    return future;
+  }
+};
+
+// On a timeout, stops waiting but leaves the command running.
+class AbandonsOnTimeout : public Abandoning {
+ public:
+  using Abandoning::Abandoning;
   CommandResult run(const Command& c, const RunOptions& o) override {
     if (!o.timeout) return ForwardingBackend::run(c, o);
     workspace::validate_run(c, o);
     RunOptions untimed = o;
     // A backstop so the abandoned command cannot outlive the run for long.
     untimed.timeout = *o.timeout + Seconds(30);
-    auto promise = std::make_shared<std::promise<CommandResult>>();
-    auto future = promise->get_future();
-    std::thread([keep = original(), c, untimed, promise] {
-      try {
-        promise->set_value(keep->commands()->run(c, untimed));
-      } catch (...) {
-        promise->set_exception(std::current_exception());
-      }
-    }).detach();
+    auto future = start(c, untimed);
     if (future.wait_for(*o.timeout) == std::future_status::ready) return future.get();
     throw workspace::WorkspaceTimeoutError("the command timed out", "", "", *o.timeout);
   }
@@ -206,10 +219,9 @@ class AbandonsOnTimeout : public ForwardingBackend {
 
 // On a stop request, raises the cancellation error at once but leaves the
 // command and its group running.
-class AbandonsOnStop : public ForwardingBackend {
+class AbandonsOnStop : public Abandoning {
  public:
-  explicit AbandonsOnStop(std::unique_ptr<WorkspaceBackend> inner)
-      : ForwardingBackend(std::shared_ptr<WorkspaceBackend>(std::move(inner))) {}
+  using Abandoning::Abandoning;
   CommandResult run(const Command& c, const RunOptions& o) override {
     if (!o.stop.stop_possible()) return ForwardingBackend::run(c, o);
     workspace::validate_run(c, o);
@@ -217,18 +229,11 @@ class AbandonsOnStop : public ForwardingBackend {
     unstoppable.stop = {};
     // A backstop so the abandoned command cannot outlive the run for long.
     if (!unstoppable.timeout) unstoppable.timeout = Seconds(60);
-    auto promise = std::make_shared<std::promise<CommandResult>>();
-    auto future = promise->get_future();
-    std::thread([keep = original(), c, unstoppable, promise] {
-      try {
-        promise->set_value(keep->commands()->run(c, unstoppable));
-      } catch (...) {
-        promise->set_exception(std::current_exception());
-      }
-    }).detach();
+    auto future = start(c, unstoppable);
     while (future.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
-      if (o.stop.stop_requested())
+      if (o.stop.stop_requested()) {
         throw workspace::WorkspaceCancelledError("the run was cancelled");
+      }
     }
     return future.get();
   }
