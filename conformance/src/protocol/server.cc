@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,7 +15,6 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
-#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -194,7 +194,7 @@ class Server {
                         "); send more once some are answered");
       return;
     }
-    submit([this, doc, params, id_text, name, stop] {
+    const bool queued = submit([this, doc, params, id_text, name, stop] {
       tl_release_request = [this, &id_text, &stop] {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stop) runs_.erase(id_text);
@@ -204,6 +204,15 @@ class Server {
       // Answered in every case; released here only if no answer was written.
       if (auto release = std::exchange(tl_release_request, nullptr)) release();
     });
+    if (!queued) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (stop) runs_.erase(id_text);
+        --in_flight_;
+      }
+      respond_error(id_text, protocol::kInternalError,
+                    "the adapter could not start a thread for this request; send it again later");
+    }
   }
 
   // Requests run on worker threads that wait for the next one when theirs is
@@ -212,29 +221,36 @@ class Server {
   // madvise of the thread's stack, which on a VM flushes the other CPU's TLB
   // by an interrupt; docs/performance.md). A worker is started when no idle
   // one is left for the requests waiting, so as many run at once as before;
-  // one idle for kWorkerIdle ends.
+  // one idle for kWorkerIdle ends. A request leaves the count in flight
+  // before its answer is written, and a caller that does not read its
+  // answers keeps that write (and the worker) waiting: past
+  // max_in_flight + kSpareWorkers workers, requests wait in the queue for a
+  // worker instead, so the threads stay bounded whatever the caller does.
   static constexpr auto kWorkerIdle = std::chrono::seconds(10);
+  static constexpr int kSpareWorkers = 16;
 
-  void submit(std::function<void()> task) {
-    std::unique_lock<std::mutex> lock(mutex_);
+  // False when no worker can take the task (no thread could be started and
+  // none runs): the caller answers the request with an error.
+  bool submit(std::function<void()> task) {
+    std::lock_guard<std::mutex> lock(mutex_);
     tasks_.push_back(std::move(task));
     if (tasks_.size() <= static_cast<std::size_t>(idle_)) {
       work_cv_.notify_one();
-      return;
+      return true;
     }
+    if (threads_ >= options_.max_in_flight + kSpareWorkers) return true;
     ++threads_;
     try {
       std::thread([this] { work(); }).detach();
-    } catch (const std::system_error&) {
+    } catch (const std::exception&) {
       // No thread to be had (a limit on threads or memory): a worker there
-      // is takes the request when it is done; with none, it runs here.
+      // is takes the request when it is done.
       --threads_;
-      if (threads_ > 0) return;
-      auto inline_task = std::move(tasks_.back());
+      if (threads_ > 0) return true;
       tasks_.pop_back();
-      lock.unlock();
-      inline_task();
+      return false;
     }
+    return true;
   }
 
   void work() {
@@ -607,12 +623,18 @@ class Server {
     } while (at < bytes.size());
   }
 
-  // false when the runner is gone.
+  // false when the runner is gone. After a failed write, part of a line may
+  // be out: nothing more is written (what follows would read as garbage).
+  // Under out_mutex_.
   bool write_all(iovec* part, int count) {
+    if (out_broken_) return false;
     while (count > 0) {
       const ssize_t n = ::writev(options_.out_fd, part, count);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
+      if (n <= 0) {
+        out_broken_ = true;
+        return false;
+      }
       auto written = static_cast<std::size_t>(n);
       while (count > 0 && written >= part->iov_len) {
         written -= part->iov_len;
@@ -636,6 +658,7 @@ class Server {
     return session_;
   }
   std::mutex out_mutex_;
+  bool out_broken_ = false;  // under out_mutex_: a write failed (write_all)
   std::mutex mutex_;
   std::condition_variable cv_;
   std::map<std::uint64_t, std::shared_ptr<WorkspaceBackend>> backends_;

@@ -47,7 +47,8 @@ std::string diff_summary(const std::string& expected, const std::string& got) {
 
 // Whether a process group was stopped, told without waiting for a clock to
 // run out: its processes wait for a gate file (`wait_for_gate`, polling every
-// 0.1 s, for at most 60 s) before they leave their markers. Once the group
+// 0.1 s, for at most 20 s: a backend that ignores the timeout still returns
+// within the rules' limits) before they leave their markers. Once the group
 // should be gone, the rule opens the gate (`open_gate`) and looks for the
 // markers after a window that a process still polling needs many times over:
 // at least 1 s, and three times what opening the gate took (a command through
@@ -56,7 +57,7 @@ std::string diff_summary(const std::string& expected, const std::string& got) {
 // by what still runs. The window's 1 s is noted as waited.
 std::string wait_for_gate(const std::string& gate) {
   return "i=0; while [ ! -e " + sh_quote(gate) +
-         " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done";
+         " ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done";
 }
 
 void open_gate(RuleContext& ctx, const BackendPtr& b, const std::string& gate) {

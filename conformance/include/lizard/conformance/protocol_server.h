@@ -12,8 +12,9 @@
 // its platform's make_with() when overrides are given), backend/attach its
 // attach(), environment/destroy its destroy_environment(). Requests run
 // concurrently, each on a worker thread of its own (a worker waits up to 10 s
-// for the next request when its own is answered); $/cancelRequest stops a
-// run.
+// for the next request when its own is answered; past max_in_flight + 16
+// workers, as when the caller reads no answers, requests wait for one);
+// $/cancelRequest stops a run.
 //
 // Thread safety: call once per pair of descriptors; the factory must be
 // thread-safe (as every BackendFactory is).

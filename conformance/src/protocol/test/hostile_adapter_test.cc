@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -226,6 +227,84 @@ TEST(Serve, RequestsBeforeInitializeRunIdsInFlightAndTooManyAreRefused) {
   // Nothing ran any more: every worker ended at the end of input (1 is "a
   // request still running after 10 s").
   EXPECT_EQ(status, 0);
+  ::close(in[0]);
+  ::close(out[0]);
+  ::close(out[1]);
+}
+
+// Threads of this process (serve_protocol's workers run here).
+int thread_count() {
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (const dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+    ::closedir(d);
+  }
+  return n;
+}
+
+// A caller that sends requests and never reads the answers: each request
+// leaves the count in flight before its answer is written, and then its
+// worker waits on the full pipe. serve_protocol starts at most
+// max_in_flight + 16 workers; the requests after that wait for one (before,
+// every request started a thread of its own).
+TEST(Serve, ACallerThatReadsNoAnswersCannotStartThreadsWithoutBound) {
+  int in[2], out[2];
+  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  auto factory = make_local_factory();
+  ServeOptions options;
+  options.in_fd = in[0];
+  options.out_fd = out[1];
+  options.max_in_flight = 2;
+  const std::string path = "/tmp/lizard-serve-bound-" + std::to_string(::getpid());
+  const int before = thread_count();
+  int status = -1;
+  std::thread server([&] { status = serve_protocol(*factory, options); });
+  const auto send = [&](const std::string& line) {
+    const std::string framed = line + "\n";
+    ASSERT_EQ(::write(in[1], framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
+  };
+  std::string pending;
+  int lines = 0;
+  const auto read_lines = [&](int want) {
+    while (lines < want) {
+      char buf[65536];
+      const ssize_t n = ::read(out[0], buf, sizeof buf);
+      if (n <= 0) return;
+      pending.append(buf, static_cast<std::size_t>(n));
+      for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+        ++lines;
+        pending.erase(0, nl + 1);
+      }
+    }
+  };
+  send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1"}})");
+  send(R"({"jsonrpc":"2.0","id":2,"method":"backend/new","params":{}})");
+  read_lines(2);
+  ASSERT_EQ(lines, 2);
+  // A 192 KiB file: each answer alone is more than the 64 KiB pipe holds.
+  const std::string b64(256 * 1024, 'A');
+  send(R"({"jsonrpc":"2.0","id":3,"method":"fs/write","params":{"backend":1,"path":")" + path +
+       R"(","data":")" + b64 + R"("}})");
+  read_lines(3);
+  constexpr int kRequests = 60;
+  int most = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    send(R"({"jsonrpc":"2.0","id":)" + std::to_string(100 + i) +
+         R"(,"method":"fs/read","params":{"backend":1,"path":")" + path + R"("}})");
+    // Time for the worker to answer (and to wait on the pipe), so that the
+    // next request is not one too many in flight.
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    most = std::max(most, thread_count());
+  }
+  // The server's own thread and its reader, and at most 2 + 16 workers.
+  EXPECT_LE(most - before, 1 + 2 + 16) << "threads started for answers no one reads";
+  read_lines(3 + kRequests);  // every request is answered once the answers are read
+  EXPECT_EQ(lines, 3 + kRequests);
+  ::close(in[1]);
+  server.join();
+  EXPECT_EQ(status, 0);
+  ::unlink(path.c_str());
   ::close(in[0]);
   ::close(out[0]);
   ::close(out[1]);
