@@ -1,13 +1,6 @@
-#include <sys/uio.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
-#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,14 +8,15 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
-#include <thread>
 #include <utility>
 
+#include "line_writer.h"
 #include "lines.h"
 #include "lizard/conformance/adapter_client.h"
 #include "lizard/conformance/protocol_server.h"
 #include "lizard/conformance/rules.h"
 #include "wire.h"
+#include "workers.h"
 
 namespace lizard::conformance {
 
@@ -99,11 +93,9 @@ class Server {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto& [id, stop] : runs_) stop->request_stop();
-      closing_ = true;
     }
-    work_cv_.notify_all();
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (!cv_.wait_for(lock, std::chrono::seconds(10), [&] { return threads_ == 0; })) return 1;
+    if (!workers_.close(std::chrono::seconds(10))) return 1;
+    std::lock_guard<std::mutex> lock(mutex_);
     backends_.clear();
     session_.reset();
     return 0;
@@ -173,8 +165,8 @@ class Server {
       // A second run with the id of one in flight would take its
       // cancellation: ids must be unique among requests in flight.
       duplicate = name == "run" && runs_.count(id_text) != 0;
-      // A worker per request in flight (submit): a caller that never waits
-      // for answers must not start threads without bound.
+      // A worker per request in flight (workers.h): a caller that never
+      // waits for answers must not start threads without bound.
       too_many = !duplicate && in_flight_ >= options_.max_in_flight;
       if (!duplicate && !too_many) {
         ++in_flight_;
@@ -194,7 +186,7 @@ class Server {
                         "); send more once some are answered");
       return;
     }
-    const bool queued = submit([this, doc, params, id_text, name, stop] {
+    const bool queued = workers_.submit([this, doc, params, id_text, name, stop] {
       tl_release_request = [this, &id_text, &stop] {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stop) runs_.erase(id_text);
@@ -213,67 +205,6 @@ class Server {
       respond_error(id_text, protocol::kInternalError,
                     "the adapter could not start a thread for this request; send it again later");
     }
-  }
-
-  // Requests run on worker threads that wait for the next one when theirs is
-  // answered: a thread started and ended per request cost more than the
-  // request itself for a 1 MiB read (the start, and at its end glibc's
-  // madvise of the thread's stack, which on a VM flushes the other CPU's TLB
-  // by an interrupt; docs/performance.md). A worker is started when no idle
-  // one is left for the requests waiting, so as many run at once as before;
-  // one idle for kWorkerIdle ends. A request leaves the count in flight
-  // before its answer is written, and a caller that does not read its
-  // answers keeps that write (and the worker) waiting: past
-  // max_in_flight + kSpareWorkers workers, requests wait in the queue for a
-  // worker instead, so the threads stay bounded whatever the caller does.
-  static constexpr auto kWorkerIdle = std::chrono::seconds(10);
-  static constexpr int kSpareWorkers = 16;
-
-  // False when no worker can take the task (no thread could be started and
-  // none runs): the caller answers the request with an error.
-  bool submit(std::function<void()> task) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    tasks_.push_back(std::move(task));
-    if (tasks_.size() <= static_cast<std::size_t>(idle_)) {
-      work_cv_.notify_one();
-      return true;
-    }
-    if (threads_ >= options_.max_in_flight + kSpareWorkers) return true;
-    ++threads_;
-    try {
-      std::thread([this] { work(); }).detach();
-    } catch (const std::exception&) {
-      // No thread to be had (a limit on threads or memory): a worker there
-      // is takes the request when it is done.
-      --threads_;
-      if (threads_ > 0) return true;
-      tasks_.pop_back();
-      return false;
-    }
-    return true;
-  }
-
-  void work() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (true) {
-      if (tasks_.empty()) {
-        if (closing_) break;
-        ++idle_;
-        const bool woken =
-            work_cv_.wait_for(lock, kWorkerIdle, [&] { return closing_ || !tasks_.empty(); });
-        --idle_;
-        if (!woken) break;  // idle too long (tasks_ is empty: nothing counted on it)
-        continue;
-      }
-      auto task = std::move(tasks_.front());
-      tasks_.pop_front();
-      lock.unlock();
-      task();
-      task = nullptr;  // what it holds (the request's document) goes before the next wait
-      lock.lock();
-    }
-    --threads_;
-    cv_.notify_all();
   }
 
   void notification(const std::string& name, const rapidjson::Value& params) {
@@ -573,80 +504,17 @@ class Server {
     respond(id, "error", std::string_view(error.GetString(), error.GetSize()));
   }
 
-  // One line, written with one writev (a 1 MiB file's 1.4 MB of base64 is
-  // not copied again to be framed).
+  // One line: {"jsonrpc":"2.0","id":ID,"FIELD":BODY}.
   void respond(const std::string& id, const char* field, std::string_view body) {
     if (auto release = std::exchange(tl_release_request, nullptr)) release();
-    std::string head = R"({"jsonrpc":"2.0","id":)";
-    head += id;
-    head += ",\"";
-    head += field;
-    head += "\":";
-    static constexpr char kTail[] = "}\n";
-    iovec parts[3] = {{head.data(), head.size()},
-                      {const_cast<char*>(body.data()), body.size()},
-                      {const_cast<char*>(kTail), sizeof kTail - 1}};
-    std::lock_guard<std::mutex> lock(out_mutex_);
-    write_all(parts, 3);
+    out_.write(R"({"jsonrpc":"2.0","id":)" + id + ",\"" + field + "\":", body, "}\n");
   }
 
-  // fs/read's answer, {"result":{"data":Bytes}}, with the base64 encoded and
-  // written a piece at a time: the runner reads the first pieces while the
-  // next are encoded, where one write of the whole line had it wait for the
-  // encoding and for the first 1 MiB to fill the pipe (on 2 CPUs, 0.5 ms of
-  // a 1 MiB read's 1.3 ms; docs/performance.md). Pieces of whole 3-byte groups encode
-  // to the base64 of the whole; the line is the one respond() would write.
-  static constexpr std::size_t kPieceBytes = 48 * 1024;
-  static_assert(kPieceBytes % 3 == 0, "a piece must be whole 3-byte groups");
-
+  // fs/read's answer, {"result":{"data":Bytes}}, its base64 written in
+  // pieces as it is encoded (line_writer.h).
   void respond_data(const std::string& id, std::string_view bytes) {
     if (auto release = std::exchange(tl_release_request, nullptr)) release();
-    std::string head = R"({"jsonrpc":"2.0","id":)";
-    head += id;
-    head += R"(,"result":{"data":")";
-    static constexpr char kTail[] = "\"}}\n";
-    std::unique_ptr<char[]> piece(new char[protocol::base64_size(kPieceBytes)]);
-    std::lock_guard<std::mutex> lock(out_mutex_);
-    std::size_t at = 0;
-    do {
-      const std::string_view chunk = bytes.substr(at, kPieceBytes);
-      protocol::base64_encode_to(chunk, piece.get());
-      const bool first = at == 0;
-      at += chunk.size();
-      const bool last = at == bytes.size();
-      iovec parts[3];
-      int count = 0;
-      if (first) parts[count++] = {head.data(), head.size()};
-      parts[count++] = {piece.get(), protocol::base64_size(chunk.size())};
-      if (last) parts[count++] = {const_cast<char*>(kTail), sizeof kTail - 1};
-      if (!write_all(parts, count)) return;
-    } while (at < bytes.size());
-  }
-
-  // false when the runner is gone. After a failed write, part of a line may
-  // be out: nothing more is written (what follows would read as garbage).
-  // Under out_mutex_.
-  bool write_all(iovec* part, int count) {
-    if (out_broken_) return false;
-    while (count > 0) {
-      const ssize_t n = ::writev(options_.out_fd, part, count);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        out_broken_ = true;
-        return false;
-      }
-      auto written = static_cast<std::size_t>(n);
-      while (count > 0 && written >= part->iov_len) {
-        written -= part->iov_len;
-        ++part;
-        --count;
-      }
-      if (count > 0) {
-        part->iov_base = static_cast<char*>(part->iov_base) + written;
-        part->iov_len -= written;
-      }
-    }
-    return true;
+    out_.write_base64(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{"data":")", bytes, "\"}}\n");
   }
 
   BackendFactory& factory_;
@@ -657,19 +525,17 @@ class Server {
     std::lock_guard<std::mutex> lock(mutex_);
     return session_;
   }
-  std::mutex out_mutex_;
-  bool out_broken_ = false;  // under out_mutex_: a write failed (write_all)
+  protocol::LineWriter out_{options_.out_fd};
   std::mutex mutex_;
-  std::condition_variable cv_;
   std::map<std::uint64_t, std::shared_ptr<WorkspaceBackend>> backends_;
   std::uint64_t next_handle_ = 1;
   std::map<std::string, std::shared_ptr<std::stop_source>> runs_;
-  int in_flight_ = 0;     // requests not answered yet (max_in_flight counts these)
-  int threads_ = 0;       // workers still running (shutdown waits for these)
-  int idle_ = 0;          // workers waiting for a task
-  bool closing_ = false;  // end of input: workers end when no task is left
-  std::deque<std::function<void()>> tasks_;  // requests no worker has taken yet
-  std::condition_variable work_cv_;          // a task, or closing_
+  int in_flight_ = 0;  // requests not answered yet (max_in_flight counts these)
+  // A request leaves in_flight_ before its answer is written, and a caller
+  // that does not read its answers keeps that write (and its worker)
+  // waiting: past max_in_flight + 16 workers, requests wait for one, so the
+  // threads stay bounded whatever the caller does.
+  protocol::Workers workers_{options_.max_in_flight + 16};
 };
 
 }  // namespace

@@ -157,27 +157,74 @@ TEST(AdapterClient, ASecretInStderrIsSeenPastWhatIsKeptOfIt) {
   client->shutdown();
 }
 
+// serve_protocol with the local factory on a pair of pipes, on a thread of
+// this process, driven line by line.
+class ServedOnPipes {
+ public:
+  explicit ServedOnPipes(int max_in_flight) {
+    if (::pipe2(in_, O_CLOEXEC) != 0 || ::pipe2(out_, O_CLOEXEC) != 0) {
+      ADD_FAILURE() << "pipe2 failed";
+      return;
+    }
+    ServeOptions options;
+    options.in_fd = in_[0];
+    options.out_fd = out_[1];
+    options.max_in_flight = max_in_flight;
+    server_ = std::thread([this, options] { status_ = serve_protocol(*factory_, options); });
+  }
+  ~ServedOnPipes() {
+    end();
+    for (int fd : {in_[0], out_[0], out_[1]}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  ServedOnPipes(const ServedOnPipes&) = delete;
+  ServedOnPipes& operator=(const ServedOnPipes&) = delete;
+
+  void send(const std::string& line) {
+    const std::string framed = line + "\n";
+    ASSERT_EQ(::write(in_[1], framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
+  }
+  // The next answer line, or "<closed>".
+  std::string read_line() {
+    while (true) {
+      const auto nl = pending_.find('\n');
+      if (nl != std::string::npos) {
+        std::string line = pending_.substr(0, nl);
+        pending_.erase(0, nl + 1);
+        return line;
+      }
+      char buf[65536];
+      const ssize_t n = ::read(out_[0], buf, sizeof buf);
+      if (n <= 0) return "<closed>";
+      pending_.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  // Ends the input and waits for serve_protocol: what it returned.
+  int end() {
+    if (in_[1] >= 0) ::close(in_[1]);
+    in_[1] = -1;
+    if (server_.joinable()) server_.join();
+    return status_;
+  }
+
+ private:
+  int in_[2] = {-1, -1};
+  int out_[2] = {-1, -1};
+  std::unique_ptr<BackendFactory> factory_ = make_local_factory();
+  std::string pending_;  // read, not a whole line yet
+  int status_ = -1;
+  std::thread server_;
+};
+
 // serve_protocol driven line by line: a request sent before initialize is
 // refused (it read the session on its own thread while initialize set it), a
 // run may not take the id of a run in flight (it would have taken its
 // cancellation), and a request past max_in_flight is refused (a thread per
 // request, without bound, before).
 TEST(Serve, RequestsBeforeInitializeRunIdsInFlightAndTooManyAreRefused) {
-  int in[2], out[2];
-  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
-  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
-  auto factory = make_local_factory();
-  ServeOptions options;
-  options.in_fd = in[0];
-  options.out_fd = out[1];
-  options.max_in_flight = 2;
-  int status = -1;
-  std::thread server([&] { status = serve_protocol(*factory, options); });
-  const auto send = [&](const std::string& line) {
-    const std::string framed = line + "\n";
-    ASSERT_EQ(::write(in[1], framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
-  };
-  std::string pending;
+  ServedOnPipes served(2);
+  const auto send = [&](const std::string& line) { served.send(line); };
   std::vector<std::string> unclaimed;  // answers read while waiting for another id
   // The next answer line with this id.
   const auto answer = [&](int id) {
@@ -189,14 +236,9 @@ TEST(Serve, RequestsBeforeInitializeRunIdsInFlightAndTooManyAreRefused) {
         unclaimed.erase(it);
         return line;
       }
-      char buf[4096];
-      const ssize_t n = ::read(out[0], buf, sizeof buf);
-      if (n <= 0) return std::string("<closed>");
-      pending.append(buf, static_cast<std::size_t>(n));
-      for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-        unclaimed.push_back(pending.substr(0, nl));
-        pending.erase(0, nl + 1);
-      }
+      std::string line = served.read_line();
+      if (line == "<closed>") return line;
+      unclaimed.push_back(std::move(line));
     }
   };
   send(R"({"jsonrpc":"2.0","id":1,"method":"fs/exists","params":{"backend":1,"path":"/"}})");
@@ -222,14 +264,9 @@ TEST(Serve, RequestsBeforeInitializeRunIdsInFlightAndTooManyAreRefused) {
   const std::string first = answer(4);
   EXPECT_NE(first.find("\"exit_code\":0"), std::string::npos) << first;
   EXPECT_NE(answer(5).find("\"exit_code\":0"), std::string::npos);
-  ::close(in[1]);
-  server.join();
   // Nothing ran any more: every worker ended at the end of input (1 is "a
   // request still running after 10 s").
-  EXPECT_EQ(status, 0);
-  ::close(in[0]);
-  ::close(out[0]);
-  ::close(out[1]);
+  EXPECT_EQ(served.end(), 0);
 }
 
 // Threads of this process (serve_protocol's workers run here).
@@ -248,66 +285,39 @@ int thread_count() {
 // max_in_flight + 16 workers; the requests after that wait for one (before,
 // every request started a thread of its own).
 TEST(Serve, ACallerThatReadsNoAnswersCannotStartThreadsWithoutBound) {
-  int in[2], out[2];
-  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
-  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
-  auto factory = make_local_factory();
-  ServeOptions options;
-  options.in_fd = in[0];
-  options.out_fd = out[1];
-  options.max_in_flight = 2;
   const std::string path = "/tmp/lizard-serve-bound-" + std::to_string(::getpid());
   const int before = thread_count();
-  int status = -1;
-  std::thread server([&] { status = serve_protocol(*factory, options); });
-  const auto send = [&](const std::string& line) {
-    const std::string framed = line + "\n";
-    ASSERT_EQ(::write(in[1], framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
-  };
-  std::string pending;
+  ServedOnPipes served(2);
   int lines = 0;
   const auto read_lines = [&](int want) {
-    while (lines < want) {
-      char buf[65536];
-      const ssize_t n = ::read(out[0], buf, sizeof buf);
-      if (n <= 0) return;
-      pending.append(buf, static_cast<std::size_t>(n));
-      for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-        ++lines;
-        pending.erase(0, nl + 1);
-      }
-    }
+    while (lines < want && served.read_line() != "<closed>") ++lines;
   };
-  send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1"}})");
-  send(R"({"jsonrpc":"2.0","id":2,"method":"backend/new","params":{}})");
+  served.send(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1"}})");
+  served.send(R"({"jsonrpc":"2.0","id":2,"method":"backend/new","params":{}})");
   read_lines(2);
   ASSERT_EQ(lines, 2);
   // A 192 KiB file: each answer alone is more than the 64 KiB pipe holds.
   const std::string b64(256 * 1024, 'A');
-  send(R"({"jsonrpc":"2.0","id":3,"method":"fs/write","params":{"backend":1,"path":")" + path +
-       R"(","data":")" + b64 + R"("}})");
+  served.send(R"({"jsonrpc":"2.0","id":3,"method":"fs/write","params":{"backend":1,"path":")" +
+              path + R"(","data":")" + b64 + R"("}})");
   read_lines(3);
   constexpr int kRequests = 60;
   int most = 0;
   for (int i = 0; i < kRequests; ++i) {
-    send(R"({"jsonrpc":"2.0","id":)" + std::to_string(100 + i) +
-         R"(,"method":"fs/read","params":{"backend":1,"path":")" + path + R"("}})");
+    served.send(R"({"jsonrpc":"2.0","id":)" + std::to_string(100 + i) +
+                R"(,"method":"fs/read","params":{"backend":1,"path":")" + path + R"("}})");
     // Time for the worker to answer (and to wait on the pipe), so that the
     // next request is not one too many in flight.
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     most = std::max(most, thread_count());
   }
-  // The server's own thread and its reader, and at most 2 + 16 workers.
+  // The server's own thread, and at most 2 + 16 workers.
   EXPECT_LE(most - before, 1 + 2 + 16) << "threads started for answers no one reads";
   read_lines(3 + kRequests);  // every request is answered once the answers are read
   EXPECT_EQ(lines, 3 + kRequests);
-  ::close(in[1]);
-  server.join();
-  EXPECT_EQ(status, 0);
+  EXPECT_EQ(served.end(), 0);
   ::unlink(path.c_str());
-  ::close(in[0]);
-  ::close(out[0]);
-  ::close(out[1]);
 }
 
 // An adapter is told each rule's ID: one that offers less for a rule (here:

@@ -123,8 +123,8 @@ TEST(AdapterClient, ServesTheLocalBackendAndMapsItsErrors) {
   }
 }
 
-// fs/read's answer is encoded and written in pieces of 48 KiB (server.cc,
-// respond_data): files of every size around a piece's end come back whole,
+// fs/read's answer is encoded and written in pieces of 48 KiB (line_writer.h,
+// write_base64): files of every size around a piece's end come back whole,
 // each answer one line that the schemas accept, also when several large
 // answers are written at once.
 TEST(AdapterClient, FilesReadBackWholeAtEverySizeAroundTheAnswersPieces) {
