@@ -1,3 +1,6 @@
+// serve_protocol (protocol_server.h): the adapter's side of the backend
+// protocol. Requests run on workers (workers.h); answers are written by
+// line_writer.h.
 
 #include <cerrno>
 #include <chrono>
