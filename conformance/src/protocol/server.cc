@@ -509,15 +509,20 @@ class Server {
 
   // One line: {"jsonrpc":"2.0","id":ID,"FIELD":BODY}.
   void respond(const std::string& id, const char* field, std::string_view body) {
-    if (auto release = std::exchange(tl_release_request, nullptr)) release();
-    out_.write(R"({"jsonrpc":"2.0","id":)" + id + ",\"" + field + "\":", body, "}\n");
+    out_.write(answer_head(id, field), body, "}\n");
   }
 
   // fs/read's answer, {"result":{"data":Bytes}}, its base64 written in
   // pieces as it is encoded (line_writer.h).
   void respond_data(const std::string& id, std::string_view bytes) {
+    out_.write_base64(answer_head(id, "result") + R"({"data":")", bytes, "\"}}\n");
+  }
+
+  // An answer's line up to its field's value. The request leaves the count
+  // in flight here, just before its answer is written (tl_release_request).
+  static std::string answer_head(const std::string& id, const char* field) {
     if (auto release = std::exchange(tl_release_request, nullptr)) release();
-    out_.write_base64(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{"data":")", bytes, "\"}}\n");
+    return R"({"jsonrpc":"2.0","id":)" + id + ",\"" + field + "\":";
   }
 
   BackendFactory& factory_;
