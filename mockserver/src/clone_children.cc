@@ -24,12 +24,15 @@ constexpr unsigned long kNamespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID
 // sense: only raw system calls through syscall(2), only memory prepared
 // before the clone, no allocation, no lock. Another thread may have held any
 // lock (the C library's, the allocator's, a sanitizer runtime's) at the
-// moment of the clone, and its owner does not exist in the child. The outer
-// child even shares this process's memory (CLONE_VM) and thread-local
-// storage: it writes to its own stack, to one field of its plan (the init's
-// pid, read once it is reaped), and to errno, which is the launching
-// thread's (a failure it reports might name an errno of that thread's
-// instead). Both children start with every signal blocked, so that no
+// moment of the clone, and its owner does not exist in the child. Both
+// children even share this process's memory (CLONE_VM) and thread-local
+// storage, up to the init's exec: a copy of the mock's page tables for a
+// process that only execs would cost a copy per sandbox and, after it, a
+// write fault in the mock for every page it writes again. Each child
+// writes only to its own stack, the outer child to one field of its plan
+// (the init's pid, read once it is reaped), and both to errno, which is the
+// launching thread's (a failure reported might name an errno of that
+// thread's instead). Both children start with every signal blocked, so that no
 // handler of the mock runs in them; the init unblocks what the launching
 // thread had unblocked as it executes. These functions are not
 // instrumented (LIZARD_CHILD_CODE) and call nothing but each other.
@@ -66,7 +69,8 @@ constexpr unsigned long kNamespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID
 
 // The init (the inner clone): waits for "go", opens the sandbox's trees,
 // becomes the inner namespace's root and executes lizard-sandbox-init. Its
-// descriptors were placed by the outer child.
+// descriptors were placed by the outer child; it runs on the plan's
+// init_stack until the exec.
 [[noreturn]] LIZARD_CHILD_CODE void init_child(const InitChildPlan* p) {
   char go = 0;
   if (::syscall(SYS_read, 3, &go, 1) != 1 || go != proto::kGo) child_exit(1);
@@ -94,6 +98,10 @@ constexpr unsigned long kNamespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID
   (void)::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &p->signal_mask, nullptr, _NSIG / 8);
   ::syscall(SYS_execveat, 4, "", p->argv, p->envp, AT_EMPTY_PATH);
   child_fail("execute the sandbox init");
+}
+
+LIZARD_CHILD_CODE int init_entry(void* plan) {
+  init_child(static_cast<const InitChildPlan*>(plan));
 }
 
 // Writes `text` to /proc/PID/LEAF.
@@ -156,9 +164,9 @@ LIZARD_CHILD_CODE bool write_proc_file(long pid, const char* leaf, const char* t
     outer_finish(&report, 2);
   if (::syscall(SYS_prlimit64, 0, RLIMIT_NPROC, &p->sandbox_nproc, nullptr) != 0)
     outer_finish(&report, 3);
-  const long pid =
-      ::syscall(SYS_clone, kNamespaces | CLONE_PARENT, nullptr, nullptr, nullptr, nullptr);
-  if (pid == 0) init_child(p);
+  // The plan is not written through: the pointer is clone's argument type.
+  const int pid = p->clone(init_entry, p->init_stack, kNamespaces | CLONE_PARENT | CLONE_VM,
+                           const_cast<InitChildPlan*>(p));
   if (pid < 0) outer_finish(&report, 4);
   *p->cloned = static_cast<pid_t>(pid);
   report.pid = static_cast<std::int32_t>(pid);

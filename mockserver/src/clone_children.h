@@ -38,6 +38,12 @@ struct InitChildPlan {
   // Where the outer child puts the init's pid as soon as it is cloned (in
   // this process's memory): the mock reaps an init whose report never came.
   pid_t* cloned = nullptr;
+  // How the outer child clones the init: the C library's clone(3) (never a
+  // sanitizer's interceptor of it, which would run its own bookkeeping in
+  // the child), and the top of the init's stack, mapped until the init has
+  // executed or is reaped.
+  int (*clone)(int (*)(void*), void*, int, void*, ...) = nullptr;
+  void* init_stack = nullptr;
 };
 
 // The outer child's one message: the init's host pid, or the step that
@@ -59,8 +65,9 @@ inline constexpr const char* kOuterSteps[] = {
 };
 
 // The outer child's entry, for clone(2) with CLONE_VM on a stack of its
-// own; `plan` is an InitChildPlan. Never returns: the outer child reports
-// on the control socket and exits.
+// own; `plan` is an InitChildPlan. Never returns: the outer child clones
+// the init (CLONE_VM too, on plan->init_stack), reports on the control
+// socket and exits.
 int outer_entry(void* plan);
 
 }  // namespace lizard::mock::internal

@@ -1,5 +1,6 @@
 #include "sandbox_launch.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <poll.h>
@@ -51,9 +52,10 @@ std::string errno_text(const std::string& what, int err) {
   return what + ": " + std::strerror(err);
 }
 
-// The outer child's stack: it shares this process's memory (CLONE_VM: no
-// copy of the mock's page tables for a process that only clones once more
-// and exits), so it runs on a stack of its own, unmapped once it is reaped.
+// A clone child's stack. Both children share this process's memory
+// (CLONE_VM, clone_children.cc says why), so each runs on a stack of its
+// own: the outer child's, unmapped once it is reaped; the init's, once it
+// has executed or is reaped (or never, when it may exist unknown: keep()).
 class ChildStack {
  public:
   ChildStack() {
@@ -62,10 +64,14 @@ class ChildStack {
     if (base_ == MAP_FAILED) throw std::runtime_error(errno_text("map a stack", errno));
     (void)::mprotect(base_, kGuard, PROT_NONE);  // overflow faults, never writes below
   }
-  ~ChildStack() { ::munmap(base_, kSize); }
+  ~ChildStack() {
+    if (base_ != nullptr) ::munmap(base_, kSize);
+  }
   ChildStack(const ChildStack&) = delete;
   ChildStack& operator=(const ChildStack&) = delete;
   void* top() const { return static_cast<char*>(base_) + kSize; }
+  // Left mapped for good: a child that may still run on it.
+  void keep() { base_ = nullptr; }
 
  private:
   static constexpr std::size_t kSize = 256 * 1024;
@@ -197,6 +203,20 @@ class SignalsBlocked {
  private:
   sigset_t old_{};
 };
+
+// The C library's clone(3), looked up in the C library itself: a
+// sanitizer's interceptor of clone (ThreadSanitizer's treats every clone as
+// a fork, with its locks and bookkeeping) must not run for the clone
+// children, which share this process's memory but are none of its threads.
+using CloneFunction = int (*)(int (*)(void*), void*, int, void*, ...);
+CloneFunction libc_clone() {
+  static const CloneFunction function = [] {
+    void* libc = ::dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    void* found = libc != nullptr ? ::dlsym(libc, "clone") : nullptr;
+    return found != nullptr ? reinterpret_cast<CloneFunction>(found) : &::clone;
+  }();
+  return function;
+}
 
 // The init program as a memory file, written once per process and sealed.
 int init_image_fd(std::string& error) {
@@ -358,8 +378,9 @@ class OuterChild {
 
 // Lets the outer child go and takes its report; returns the init's pid.
 // Throws (the init, if cloned, killed and reaped) when it failed. `cloned`
-// is where the outer child put the init's pid.
-pid_t clone_init(OuterChild& outer, int control, const pid_t& cloned) {
+// is where the outer child put the init's pid; without it and without a
+// report, an init may run unknown on `init_stack`, which is then kept.
+pid_t clone_init(OuterChild& outer, int control, const pid_t& cloned, ChildStack& init_stack) {
   if (::send(control, &proto::kGo, 1, MSG_NOSIGNAL) != 1)
     throw std::runtime_error(errno_text("start the sandbox's outer namespace", errno));
   OuterReport report;
@@ -370,6 +391,7 @@ pid_t clone_init(OuterChild& outer, int control, const pid_t& cloned) {
     // exists (it is this process's child).
     outer.reap();
     if (cloned > 0) give_up(cloned, "the sandbox's outer namespace did not answer");
+    init_stack.keep();
     throw std::runtime_error("the sandbox's outer namespace did not answer");
   }
   if (report.step == 0 && report.pid > 0) return report.pid;
@@ -415,6 +437,9 @@ LaunchedInit launch_sandbox_init(const SandboxSettings& settings, const SandboxT
   pid_t cloned = -1;
   child.cloned = &cloned;
   const ChildStack stack;
+  ChildStack init_stack;
+  child.clone = libc_clone();
+  child.init_stack = init_stack.top();
   pid_t outer = -1;
   int clone_err = 0;
   bool extra_id = false;
@@ -427,14 +452,16 @@ LaunchedInit launch_sandbox_init(const SandboxSettings& settings, const SandboxT
     if (settings.owner_uid != 0) child.outer_gid = static_cast<long>(extra_id ? count : count - 1);
     const SignalsBlocked blocked;
     child.signal_mask = blocked.old();
-    outer = ::clone(outer_entry, stack.top(), CLONE_VM | CLONE_NEWUSER | SIGCHLD, &child);
+    outer = child.clone(outer_entry, stack.top(), CLONE_VM | CLONE_NEWUSER | SIGCHLD, &child);
     clone_err = errno;
   }
   theirs.reset();
   if (outer < 0) throw std::runtime_error(errno_text("clone into new namespaces", clone_err));
   OuterChild outer_child(outer);
   write_id_maps(outer, settings.ids, extra_id);
-  const pid_t pid = clone_init(outer_child, mine.get(), cloned);
+  const pid_t pid = clone_init(outer_child, mine.get(), cloned, init_stack);
+  // On "ready" the init has executed; on a failure it is reaped: either
+  // way nothing runs on init_stack any more.
   build_sandbox(pid, mine.get(), setup);
   const std::string root_path = "/proc/" + std::to_string(pid) + "/root";
   const int root = ::open(root_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
