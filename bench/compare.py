@@ -291,7 +291,8 @@ def main():
                     f" Release (the Google Benchmark library itself reports"
                     f" {ctx.get('library_build_type', '?')}).\n")
             f.write("Every ratio compares figures measured in the same run, against one mock "
-                    "(lizard::mock::MockServer in a child process of lizard-bench).\n")
+                    "(lizard::mock::MockServer in a child process of lizard-bench; the two"
+                    " \"sandbox start\" rows embed one in lizard-bench itself).\n")
             if args.raw_json:
                 f.write(f"Raw Google Benchmark JSON: `{os.path.relpath(args.raw_json)}` (not committed).\n")
             f.write("\n" + t.markdown() + "\n")
