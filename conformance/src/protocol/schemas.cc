@@ -1,5 +1,14 @@
 #include "schemas.h"
 
+// "pattern" through std::regex, whose matching of a const regex any number
+// of threads may share. RapidJSON's own regex (1.1.0) keeps its match state
+// in the compiled schema: two threads validating at once (one connection's
+// reader and another's, or a rule sending a request) raced on it, as
+// ThreadSanitizer showed, and could judge a valid message invalid. Only
+// this file includes rapidjson/schema.h. (1.1.0's header takes any
+// definition of the first macro as "not internal", and then uses std::regex
+// only if the second is left undefined.)
+#define RAPIDJSON_SCHEMA_USE_INTERNALREGEX 0
 #include <rapidjson/pointer.h>
 #include <rapidjson/schema.h>
 #include <rapidjson/stringbuffer.h>

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "lizard/workspace/errors.h"
 #include "schemas.h"
@@ -219,6 +222,38 @@ TEST(Schemas, TellGoodMessagesFromBad) {
                                       R"("message":"m","data":{"kind":"timeout"}}})"),
             "");
   EXPECT_NE(check_response("run", R"({"jsonrpc":"2.0","id":9,"result":{"exit_code":0}})"), "");
+}
+
+// "pattern" (an errno's name) is checked, by many threads at once: the
+// regex's match state must not be shared (under ThreadSanitizer,
+// RapidJSON's own regex was a data race; see schemas.cc).
+TEST(Schemas, ErrnoPatternsAreCheckedFromManyThreadsAtOnce) {
+  const auto& schemas = ProtocolSchemas::get();
+  const auto error_with = [](const char* name) {
+    return std::string(R"({"jsonrpc":"2.0","id":9,"error":{"code":-32000,"message":"m",)") +
+           R"("data":{"kind":"path","errno":")" + name + R"(","path":"/w/x"}}})";
+  };
+  const std::string good = error_with("ENOENT");
+  const std::string bad = error_with("enoent");
+  const auto check = [&](const std::string& json) {
+    rapidjson::Document d;
+    d.Parse(json.c_str());
+    return schemas.check_response("fs/read", d);
+  };
+  ASSERT_EQ(check(good), "");
+  ASSERT_NE(check(bad), "");
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        const bool even = i % 2 == 0;
+        if (check(even ? good : bad).empty() != even) ++wrong;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace
