@@ -200,6 +200,37 @@ TEST_F(GuestHelpersTest, ASlowCopierIsWaitedForWhenNothingElseHoldsItsPipe) {
   EXPECT_TRUE(env.out.value_or("?") == data);
 }
 
+// The same slow copier (stopped for 0.6 s), but now a background child does
+// hold its pipe: the answer must not wait for that child, and must still
+// carry what the command itself wrote before it exited. The helper waits
+// until the copier's cat sleeps on the empty pipe (its wait channel), for up
+// to about 2 s. (It used to give a held copier 200 ms, whatever it had left
+// to copy, and returned the stream empty: the same loss as above, and the
+// one that a scan cut short by a loaded machine led to.)
+TEST_F(GuestHelpersTest, AHeldCopierStillCopiesWhatTheCommandWroteBeforeItExited) {
+  const Local channel =
+      run_local({"/bin/sh", "-c", "sleep 2 & p=$!; sleep 0.2; cat /proc/$p/wchan; kill $p"});
+  if (channel.out.empty() || channel.out == "0") {
+    GTEST_SKIP() << "this kernel shows no wait channels: a held copier gets 200 ms";
+  }
+  const std::string data(3000, 'x');
+  const std::string marker = state_ + "-held-marker";
+  const auto env =
+      run(spec({"/bin/sh", "-c",
+                "stopped=; j=0; while [ -z \"$stopped\" ] && [ $j -lt 500 ]; do "
+                "for f in /proc/[0-9]*/fd/0; do [ \"$f\" -ef /proc/self/fd/1 ] || continue; "
+                "p=${f#/proc/}; p=${p%%/*}; kill -STOP \"$p\" && stopped=\"$stopped $p\"; done; "
+                "[ -n \"$stopped\" ] || sleep 0.01; j=$((j + 1)); done; "
+                "[ -n \"$stopped\" ] || exit 9; printf %s \"$1\"; "
+                "(sleep 0.6; kill -CONT $stopped; sleep 8; : >\"$2\") &",
+                "sh", data, marker}));
+  EXPECT_EQ(env.exit_code, 0) << "the copier's processes were not found";
+  EXPECT_EQ(env.out_size, data.size());
+  EXPECT_TRUE(env.out.value_or("?") == data);
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the answer waited for the child holding stdout";
+  std::filesystem::remove(marker);
+}
+
 TEST_F(GuestHelpersTest, LargeOutputIsLeftInFilesNotInline) {
   auto s = spec({"/bin/sh", "-c", "head -c 150000 /dev/zero; head -c 300000 /dev/zero >&2"});
   const auto env = run(s);

@@ -30,11 +30,12 @@
 # bash 5.1 and later, and /proc/self/fd/N of its read end opens the write
 # end. A copier per stream (a shell and its cat) copies the pipe into the
 # stream's file, stops at the limit, and then stops the command's group at
-# once. The copiers end when every writer closed; the answer waits at most
-# about 200 ms after the command ended for a copier whose pipe another
-# process holds (a background child holding a stream must not hold the
-# result; that copier goes on copying until its holder ends), and up to
-# 10 s for one that nothing holds (it is only slow). Where the shell makes no pipes, or without
+# once. The copiers end when every writer closed. A copier whose pipe
+# another process holds (a background child holding a stream must not hold
+# the result; that copier goes on copying until its holder ends) is waited
+# for until its cat sleeps on the empty pipe, so that all the command wrote
+# is in the answer, for about 2 s at most (200 ms where the kernel shows no
+# wait channels); one that nothing holds, up to 10 s (it is only slow). Where the shell makes no pipes, or without
 # /proc, the command writes the files itself and an output watcher polls
 # their sizes.
 #
@@ -224,8 +225,8 @@ __lz_copy() {
 }
 # True while a copier runs (its stdin is gone once it ended, zombie or not).
 __lz_copying() { [ -e "/proc/$__lz_co/fd/0" ] || [ -e "/proc/$__lz_ce/fd/0" ]; }
-# Which of the copiers still running another process holds (__lz_ho and
-# __lz_he become 1): a writer that keeps the pipe open, so that the copier
+# Which of the copiers still waited for (__lz_do, __lz_de: 0) another
+# process holds (__lz_ho and __lz_he become 1): a writer that keeps the pipe open, so that the copier
 # ends only when that process does. A descriptor is compared with the
 # copier's stdin by [ -ef ] (both ends of a pipe are one inode). First the
 # usual holder: descriptors 1 and 2 of every process (no directory listed).
@@ -233,9 +234,9 @@ __lz_copying() { [ -e "/proc/$__lz_co/fd/0" ] || [ -e "/proc/$__lz_ce/fd/0" ]; }
 # of every process, the copiers' own cats passed over (their stdin is the
 # pipe). A process of the command's session whose descriptors this shell
 # cannot list (a child that changed user, or one not dumpable), or a scan
-# still going after about 100 ms (ten ticks of /proc/uptime), counts as
-# holding what is still undecided, as the group's member may. What this finds no holder for
-# is a copier that is only slow. -ef is not POSIX, but dash,
+# still going after about 100 ms of wall time and of CPU (__lz_in_time),
+# counts as holding what is still undecided, as the group's member may.
+# What this finds no holder for is a copier that is only slow. -ef is not POSIX, but dash,
 # bash, busybox ash and mksh have it; without it, the group's member may
 # hold both.
 # shellcheck disable=SC3013
@@ -244,8 +245,8 @@ __lz_holders() {
   __lz_he=0
   __lz_wo=0
   __lz_we=0
-  [ -e "/proc/$__lz_co/fd/0" ] && __lz_wo=1
-  [ -e "/proc/$__lz_ce/fd/0" ] && __lz_we=1
+  [ "$__lz_do" = 0 ] && [ -e "/proc/$__lz_co/fd/0" ] && __lz_wo=1
+  [ "$__lz_de" = 0 ] && [ -e "/proc/$__lz_ce/fd/0" ] && __lz_we=1
   [ $((__lz_wo + __lz_we)) = 0 ] && return
   if ! [ /proc/self/fd/7 -ef /proc/self/fd/7 ] 2>/dev/null; then
     kill -0 -"$__lz_p" 2>/dev/null && __lz_undecided_held
@@ -256,6 +257,9 @@ __lz_holders() {
   done 2>/dev/null
   [ $((__lz_wo + __lz_we)) = 0 ] && return
   kill -0 -"$__lz_p" 2>/dev/null || return
+  __lz_cputime
+  __lz_cpu=$__lz_v
+  __lz_tick=
   __lz_uptime
   __lz_end=$__lz_v
   __lz_n=0
@@ -278,12 +282,34 @@ __lz_holders() {
   done 2>/dev/null
 }
 # False, with what is undecided held, once the scan has run for about 100 ms
-# (ten ticks of /proc/uptime).
+# (ten ticks of /proc/uptime) and used about 100 ms of CPU (__lz_cputime
+# against __lz_cpu, read at its start), or for about 1 s whatever it used: a
+# loaded machine that gives this shell a small share of a CPU must not cut
+# short a scan that is not long (with 40 processes of 100 descriptors each
+# and four busy loops on two CPUs, 100 ms of wall time cut it 4 times in 5).
 __lz_in_time() {
   __lz_uptime
-  [ -n "$__lz_v" ] && [ -n "$__lz_end" ] && [ "$__lz_v" -lt $((__lz_end + 10)) ] && return 0
+  if [ -z "$__lz_v" ] || [ -z "$__lz_end" ]; then
+    __lz_undecided_held
+    return 1
+  fi
+  [ "$__lz_v" -lt $((__lz_end + 10)) ] && return 0
+  if [ "$__lz_v" -lt $((__lz_end + 100)) ] && [ -n "$__lz_cpu" ]; then
+    # The CPU time at most once per tick of the wall clock.
+    [ "$__lz_v" = "$__lz_tick" ] && return 0
+    __lz_tick=$__lz_v
+    __lz_cputime
+    [ -n "$__lz_v" ] && [ "$__lz_v" -lt $((__lz_cpu + 100000000)) ] && return 0
+  fi
   __lz_undecided_held
   return 1
+}
+# __lz_v becomes this shell's CPU time in nanoseconds (the first field of
+# /proc/self/schedstat, a short read); empty without it.
+__lz_cputime() {
+  __lz_v=
+  { read -r __lz_v __lz_i; } 2>/dev/null </proc/self/schedstat
+  case $__lz_v in '' | *[!0-9]*) __lz_v= ;; esac
 }
 # True when process $1 (/proc/PID), whose descriptors this shell could not
 # see, cannot hold the pipes as far as can be told: it is gone, a zombie (a
@@ -330,14 +356,49 @@ __lz_cat_of() {
   set -- "$2" ${__lz_v##*") "}
   [ "${3-}" = "$1" ]
 }
+# True when copier $1's cat sleeps in a read of its empty pipe (the kernel's
+# wait channel, /proc/PID/wchan: pipe_read, anon_pipe_read since Linux 6.15,
+# pipe_wait before 5.5): every byte written to the pipe before now is in the
+# stream's file (cat writes what it read before it reads again). Where the
+# copier's own wait channel shows (it waits for its cat), __lz_wchan
+# becomes 1: this kernel tells them (gVisor, for one, does not).
+__lz_drained() {
+  __lz_v=
+  { read -r __lz_v; } 2>/dev/null <"/proc/$1/wchan"
+  case $__lz_v in '' | 0) return 1 ;; esac
+  __lz_wchan=1
+  __lz_v=
+  { read -r __lz_v; } 2>/dev/null <"/proc/$1/task/$1/children"
+  __lz_v=${__lz_v%% *}
+  [ -n "$__lz_v" ] || return 1
+  __lz_i2=
+  { read -r __lz_i2; } 2>/dev/null <"/proc/$__lz_v/wchan"
+  case $__lz_i2 in *pipe_read | pipe_wait) return 0 ;; esac
+  return 1
+}
+# True while the answer waits for copier $1 (its pipe held by another
+# process when $2 is 1) at the __lz_i-th poll: it runs, its cat has not
+# been seen on an empty pipe, and it is within its time. That is up to 10 s
+# when nothing else holds its pipe (it is only slow). A held copier gets
+# 200 ms; about 2 s where the kernel tells wait channels, since there the
+# wait ends as soon as it has copied what the command wrote, which the
+# answer must carry.
+__lz_waits() {
+  [ -e "/proc/$1/fd/0" ] || return 1
+  __lz_drained "$1" && return 1
+  [ "$2" = 0 ] || [ "$__lz_i" -lt 4 ] || { [ "$__lz_wchan" = 1 ] && [ "$__lz_i" -lt 40 ]; }
+}
 # Waits for the copiers: with builtins for one to two ticks of /proc/uptime
 # (a copier ends within a millisecond of its last writer), then in sleeps of
-# 50 ms. A copier whose pipe another process may still hold (__lz_holders:
-# a background child of the command, in its group or not) is waited for
-# about 200 ms at most: that child must not hold the result. One that
-# nothing else holds is only slow (a loaded machine: under 16 threads of
-# commands a copier took over 200 ms) and has the rest of its pipe to copy:
-# up to 10 s.
+# 50 ms. A copier whose cat sleeps on its empty pipe has copied all that
+# the command wrote (another process holds the pipe, as __lz_waits above):
+# it is not waited for, and when none is left to wait for, the helper does
+# not look for the holders either. Otherwise a copier whose pipe another
+# process may still hold (__lz_holders: a background child of the command,
+# in its group or not) is waited for as __lz_waits says: that child must
+# not hold the result. One that nothing else holds is only slow (a loaded
+# machine: under 16 threads of commands a copier took over 200 ms) and has
+# the rest of its pipe to copy: up to 10 s.
 __lz_drain() {
   __lz_copying || return 0
   __lz_uptime
@@ -346,13 +407,19 @@ __lz_drain() {
     __lz_uptime
     { [ -n "$__lz_v" ] && [ "$__lz_v" -lt $((__lz_end + 2)) ]; } || break
   done
+  __lz_wchan=0
+  __lz_i=0
+  __lz_do=0
+  __lz_de=0
+  __lz_waits "$__lz_co" 0 || __lz_do=1
+  __lz_waits "$__lz_ce" 0 || __lz_de=1
+  [ $((__lz_do + __lz_de)) = 2 ] && return
   __lz_holders
   __lz_i=0
   while [ "$__lz_i" -lt 200 ]; do
-    __lz_v=0
-    [ -e "/proc/$__lz_co/fd/0" ] && { [ "$__lz_ho" = 0 ] || [ "$__lz_i" -lt 4 ]; } && __lz_v=1
-    [ -e "/proc/$__lz_ce/fd/0" ] && { [ "$__lz_he" = 0 ] || [ "$__lz_i" -lt 4 ]; } && __lz_v=1
-    [ "$__lz_v" = 1 ] || break
+    [ "$__lz_do" = 0 ] && ! __lz_waits "$__lz_co" "$__lz_ho" && __lz_do=1
+    [ "$__lz_de" = 0 ] && ! __lz_waits "$__lz_ce" "$__lz_he" && __lz_de=1
+    [ $((__lz_do + __lz_de)) = 2 ] && break
     sleep 0.05
     __lz_i=$((__lz_i + 1))
   done
