@@ -126,13 +126,20 @@ class LocalWorkspaceBackend::Impl {
       throw WorkspaceCancelledError("the command was cancelled before it started");
     }
 
-    std::map<std::string, std::string> env{
-        {"PATH", std::string(kDefaultPath)}, {"HOME", root_}, {"LANG", "C.UTF-8"}};
+    // Views into the options: a value is copied once, into spec.env (an
+    // environment of megabytes is copied as few times as it can be).
+    std::map<std::string_view, std::string_view> env{
+        {"PATH", kDefaultPath}, {"HOME", root_}, {"LANG", "C.UTF-8"}};
     for (const auto& [name, value] : options_.env) env[name] = value;
     for (const auto& [name, value] : options.env) env[name] = value;
     internal::ProcessSpec spec;
     spec.cwd = root_;
-    for (const auto& [name, value] : env) spec.env.push_back(name + "=" + value);
+    spec.env.reserve(env.size());
+    for (const auto& [name, value] : env) {
+      std::string& entry = spec.env.emplace_back();
+      entry.reserve(name.size() + 1 + value.size());
+      entry.append(name).append("=").append(value);
+    }
 
     EventFd wake;
     const std::uint64_t id = enter(wake.get());
@@ -157,7 +164,7 @@ class LocalWorkspaceBackend::Impl {
       outcome = internal::run_process(spec, control, &spawn_error);
       if (!outcome) return not_run(spec.argv[0], spawn_error);
     } else {
-      outcome = run_argv(command.argv(), env["PATH"], spec, control, &spawn_error);
+      outcome = run_argv(command.argv(), std::string(env["PATH"]), spec, control, &spawn_error);
       if (!outcome) return not_run(command.argv().front(), spawn_error);
     }
 

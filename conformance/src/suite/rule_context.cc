@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 #include <typeinfo>
+#include <utility>
 
 namespace lizard::conformance::internal {
 
@@ -312,9 +313,14 @@ std::string RuleContext::scratch(const BackendPtr& b) {
 }
 
 void RuleContext::guarded(const std::function<void()>& fn, Seconds limit, const std::string& what) {
+  guarded(fn, limit, [&what] { return what; });
+}
+
+void RuleContext::guarded(const std::function<void()>& fn, Seconds limit,
+                          const std::function<std::string()>& what) {
   if (!run_with_deadline(fn, limit)) {
     abandoned_ = true;
-    throw RuleAbort(what + " did not return within " + std::to_string(limit.count()) + " s");
+    throw RuleAbort(what() + " did not return within " + std::to_string(limit.count()) + " s");
   }
 }
 
@@ -322,8 +328,13 @@ CommandResult RuleContext::run(const BackendPtr& b, const Command& command,
                                const RunOptions& options, Seconds limit) {
   auto* c = &cmd(*b);
   auto result = std::make_shared<CommandResult>();
-  guarded([keep = b, c, command, options, result] { *result = c->run(command, options); }, limit,
-          "run(" + one_line(command.describe(), 80) + ")");
+  // The call's thread may outlive this frame (an abandoned call), so it owns
+  // one copy of the command and options, shared: the closure itself is
+  // copied on its way into the thread, and an argv or environment of
+  // megabytes costs page faults per copy (cmd.argument-list-too-long).
+  auto call = std::make_shared<const std::pair<Command, RunOptions>>(command, options);
+  guarded([keep = b, c, call, result] { *result = c->run(call->first, call->second); }, limit,
+          [&command] { return "run(" + one_line(command.describe(), 80) + ")"; });
   return *result;
 }
 

@@ -148,6 +148,9 @@ class RuleContext {
   std::string sh(const BackendPtr& b, const std::string& script);
   // Any call guarded by `limit`.
   void guarded(const std::function<void()>& fn, Seconds limit, const std::string& what);
+  // The same, `what` made only when the call did not return in time.
+  void guarded(const std::function<void()>& fn, Seconds limit,
+               const std::function<std::string()>& what);
 
   // Declares a wait the rule cannot avoid (a timeout it sets, a sleep of its
   // command it must outlast, a deliberate pause), so that reports can tell
