@@ -108,7 +108,13 @@ void Connection::monitor() {
     // answer a ping before it gets there: bytes moving either way are life,
     // and so are bytes it wrote that wait for this process to read them.
     const auto wrote_output = Clock::time_point(Clock::duration(line_progress_.load()));
-    if (ping_sent &&
+    const auto line_started = Clock::time_point(Clock::duration(write_started_.load()));
+    // A line it has taken nothing of since it started: the check after this
+    // one says so once the line has waited `limit`, which is the more exact
+    // account of the same hang (a ping sent before the line, unanswered,
+    // would otherwise be reported first, as it was on a loaded host).
+    const bool line_untaken = writing_ && took_input < line_started;
+    if (ping_sent && !line_untaken &&
         now - std::max({*ping_sent, wrote_output, took_input, output_unread}) > limit) {
       lock.unlock();
       fault("answered no $/ping for " + seconds_text(limit) + " while " +
@@ -116,7 +122,6 @@ void Connection::monitor() {
             true);
       return;
     }
-    const auto line_started = Clock::time_point(Clock::duration(write_started_.load()));
     if (writing_ && now - std::max({line_started, took_input, input_drained}) > limit) {
       lock.unlock();
       fault("read none of its input for " + seconds_text(limit) + " (hung)", true);
