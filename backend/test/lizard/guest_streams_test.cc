@@ -173,6 +173,20 @@ TEST_F(GuestHelpersTest, AChildInASessionOfItsOwnHoldingStdoutDoesNotHoldTheResu
   std::filesystem::remove(marker);
 }
 
+// The script of a command that stops its stdout's copier (every process
+// whose stdin is that pipe: the copier's shell and its cat; their pids in
+// $stopped), prints its $1, and goes on with `then`. The copiers start
+// just after the command: it looks for them until they are there. Exit 9
+// when it found none.
+std::string stop_the_copier_then(const std::string& then) {
+  return "stopped=; j=0; while [ -z \"$stopped\" ] && [ $j -lt 500 ]; do "
+         "for f in /proc/[0-9]*/fd/0; do [ \"$f\" -ef /proc/self/fd/1 ] || continue; "
+         "p=${f#/proc/}; p=${p%%/*}; kill -STOP \"$p\" && stopped=\"$stopped $p\"; done; "
+         "[ -n \"$stopped\" ] || sleep 0.01; j=$((j + 1)); done; "
+         "[ -n \"$stopped\" ] || exit 9; printf %s \"$1\"; " +
+         then;
+}
+
 // A copier that is only slow (here: stopped for a second) while a
 // background child that holds no stream keeps the command's group alive:
 // nothing else holds its pipe, so the answer waits for it and the output
@@ -181,18 +195,14 @@ TEST_F(GuestHelpersTest, AChildInASessionOfItsOwnHoldingStdoutDoesNotHoldTheResu
 TEST_F(GuestHelpersTest, ASlowCopierIsWaitedForWhenNothingElseHoldsItsPipe) {
   const std::string data(3000, 'x');  // within a pipe's buffer: the write does not block
   const std::string ready = state_ + "-ready";
-  // The copiers start just after the command: it looks for them until they
-  // are there. The background child lets go of the streams first, and the
-  // command ends only once it has (a child not yet scheduled still holds them).
+  // The background child lets go of the streams first, and the command ends
+  // only once it has (a child not yet scheduled still holds them).
   const auto env =
       run(spec({"/bin/sh", "-c",
-                "stopped=; j=0; while [ -z \"$stopped\" ] && [ $j -lt 500 ]; do "
-                "for f in /proc/[0-9]*/fd/0; do [ \"$f\" -ef /proc/self/fd/1 ] || continue; "
-                "p=${f#/proc/}; p=${p%%/*}; kill -STOP \"$p\" && stopped=\"$stopped $p\"; done; "
-                "[ -n \"$stopped\" ] || sleep 0.01; j=$((j + 1)); done; "
-                "[ -n \"$stopped\" ] || exit 9; printf %s \"$1\"; "
-                "(exec >/dev/null 2>&1; : >\"$2\"; sleep 1; kill -CONT $stopped; sleep 4) & "
-                "i=0; while [ ! -e \"$2\" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done",
+                stop_the_copier_then(
+                    "(exec >/dev/null 2>&1; : >\"$2\"; sleep 1; kill -CONT $stopped; sleep 4) & "
+                    "i=0; while [ ! -e \"$2\" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); "
+                    "done"),
                 "sh", data, ready}));
   std::filesystem::remove(ready);
   EXPECT_EQ(env.exit_code, 0) << "the copier's processes were not found";
@@ -217,12 +227,7 @@ TEST_F(GuestHelpersTest, AHeldCopierStillCopiesWhatTheCommandWroteBeforeItExited
   const std::string marker = state_ + "-held-marker";
   const auto env =
       run(spec({"/bin/sh", "-c",
-                "stopped=; j=0; while [ -z \"$stopped\" ] && [ $j -lt 500 ]; do "
-                "for f in /proc/[0-9]*/fd/0; do [ \"$f\" -ef /proc/self/fd/1 ] || continue; "
-                "p=${f#/proc/}; p=${p%%/*}; kill -STOP \"$p\" && stopped=\"$stopped $p\"; done; "
-                "[ -n \"$stopped\" ] || sleep 0.01; j=$((j + 1)); done; "
-                "[ -n \"$stopped\" ] || exit 9; printf %s \"$1\"; "
-                "(sleep 0.6; kill -CONT $stopped; sleep 8; : >\"$2\") &",
+                stop_the_copier_then("(sleep 0.6; kill -CONT $stopped; sleep 8; : >\"$2\") &"),
                 "sh", data, marker}));
   EXPECT_EQ(env.exit_code, 0) << "the copier's processes were not found";
   EXPECT_EQ(env.out_size, data.size());
