@@ -187,6 +187,13 @@ std::string stop_the_copier_then(const std::string& then) {
          then;
 }
 
+// True when this kernel shows a sleeping process's wait channel.
+bool kernel_shows_wait_channels() {
+  const Local channel =
+      run_local({"/bin/sh", "-c", "sleep 2 & p=$!; sleep 0.2; cat /proc/$p/wchan; kill $p"});
+  return !channel.out.empty() && channel.out != "0";
+}
+
 // A copier that is only slow (here: stopped for a second) while a
 // background child that holds no stream keeps the command's group alive:
 // nothing else holds its pipe, so the answer waits for it and the output
@@ -218,9 +225,7 @@ TEST_F(GuestHelpersTest, ASlowCopierIsWaitedForWhenNothingElseHoldsItsPipe) {
 // to copy, and returned the stream empty: the same loss as above, and the
 // one that a scan cut short by a loaded machine led to.)
 TEST_F(GuestHelpersTest, AHeldCopierStillCopiesWhatTheCommandWroteBeforeItExited) {
-  const Local channel =
-      run_local({"/bin/sh", "-c", "sleep 2 & p=$!; sleep 0.2; cat /proc/$p/wchan; kill $p"});
-  if (channel.out.empty() || channel.out == "0") {
+  if (!kernel_shows_wait_channels()) {
     GTEST_SKIP() << "this kernel shows no wait channels: a held copier gets 200 ms";
   }
   const std::string data(3000, 'x');
@@ -234,6 +239,31 @@ TEST_F(GuestHelpersTest, AHeldCopierStillCopiesWhatTheCommandWroteBeforeItExited
   EXPECT_TRUE(env.out.value_or("?") == data);
   EXPECT_FALSE(std::filesystem::exists(marker)) << "the answer waited for the child holding stdout";
   std::filesystem::remove(marker);
+}
+
+// A background child that splices from an idle socket into stdout holds the
+// pipe's lock until data comes (1.2 s after the command ended), with the
+// command's output still in the pipe behind it. The copier's cat, blocked
+// on that lock, shows the pipe read's wait channel too, but in state D: it
+// has not found the pipe empty, and the answer waits for it. (Taken for
+// drained on the wait channel alone, the stream came back empty.)
+TEST_F(GuestHelpersTest, ACatBlockedOnThePipesLockIsNotTakenForDrained) {
+  if (!kernel_shows_wait_channels()) {
+    GTEST_SKIP() << "this kernel shows no wait channels: a held copier gets 200 ms";
+  }
+  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  const std::string data = "the command's output\n";
+  const std::string splicer =
+      "import os, socket, threading\n"
+      "a, b = socket.socketpair()\n"
+      "threading.Timer(2.3, lambda: b.send(b'late\\n')).start()\n"
+      "os.splice(a.fileno(), 1, 4096)\n";
+  const auto env = run(spec(
+      {"/bin/sh", "-c",
+       stop_the_copier_then("/usr/bin/python3 -c \"$2\" & sleep 1; kill -CONT $stopped; sleep 0.1"),
+       "sh", data, splicer}));
+  EXPECT_EQ(env.exit_code, 0) << "the copier's processes were not found";
+  EXPECT_EQ(env.out.value_or("?").substr(0, data.size()), data);
 }
 
 TEST_F(GuestHelpersTest, LargeOutputIsLeftInFilesNotInline) {

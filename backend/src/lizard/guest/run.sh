@@ -35,7 +35,8 @@
 # the result; that copier goes on copying until its holder ends) is waited
 # for until its cat sleeps on the empty pipe, so that all the command wrote
 # is in the answer, for about 2 s at most (200 ms where the kernel shows no
-# wait channels); one that nothing holds, up to 10 s (it is only slow). Where the shell makes no pipes, or without
+# wait channels or children, as gVisor); one that nothing holds, up to 10 s
+# (it is only slow). Where the shell makes no pipes, or without
 # /proc, the command writes the files itself and an output watcher polls
 # their sizes.
 #
@@ -305,11 +306,12 @@ __lz_in_time() {
   return 1
 }
 # __lz_v becomes this shell's CPU time in nanoseconds (the first field of
-# /proc/self/schedstat, a short read); empty without it.
+# /proc/self/schedstat, a short read); empty without it (gVisor has none).
 __lz_cputime() {
   __lz_v=
   { read -r __lz_v __lz_i; } 2>/dev/null </proc/self/schedstat
-  case $__lz_v in '' | *[!0-9]*) __lz_v= ;; esac
+  # 0: a kernel that keeps no scheduler statistics (sched_info off).
+  case $__lz_v in '' | 0 | *[!0-9]*) __lz_v= ;; esac
 }
 # True when process $1 (/proc/PID), whose descriptors this shell could not
 # see, cannot hold the pipes as far as can be told: it is gone, a zombie (a
@@ -356,23 +358,31 @@ __lz_cat_of() {
   set -- "$2" ${__lz_v##*") "}
   [ "${3-}" = "$1" ]
 }
-# True when copier $1's cat sleeps in a read of its empty pipe (the kernel's
-# wait channel, /proc/PID/wchan: pipe_read, anon_pipe_read since Linux 6.15,
-# pipe_wait before 5.5): every byte written to the pipe before now is in the
-# stream's file (cat writes what it read before it reads again). Where the
-# copier's own wait channel shows (it waits for its cat), __lz_wchan
-# becomes 1: this kernel tells them (gVisor, for one, does not).
+# True when copier $1's cat sleeps in a read of its empty pipe: its wait
+# channel (/proc/PID/wchan) is the pipe's read (pipe_read, anon_pipe_read
+# since Linux 6.15, pipe_wait before 5.5), and it sleeps interruptibly
+# (state S, read between two reads of the channel): the wait for data.
+# Blocked on the pipe's lock, which another writer may hold with bytes
+# behind it (a splice from a socket), it shows the same channel in state D.
+# Then every byte written to the pipe before now is in the stream's file
+# (cat writes what it read before it reads again). Only where __lz_wchan
+# is 1 (__lz_drain).
 __lz_drained() {
   __lz_v=
-  { read -r __lz_v; } 2>/dev/null <"/proc/$1/wchan"
-  case $__lz_v in '' | 0) return 1 ;; esac
-  __lz_wchan=1
-  __lz_v=
   { read -r __lz_v; } 2>/dev/null <"/proc/$1/task/$1/children"
-  __lz_v=${__lz_v%% *}
-  [ -n "$__lz_v" ] || return 1
+  set -- "${__lz_v%% *}"
+  [ -n "$1" ] || return 1
+  __lz_pipe_wait "$1" || return 1
+  __lz_v=
+  { read -r __lz_v && read -r __lz_v && case $__lz_v in State:*) ;; *) read -r __lz_v ;; esac; } \
+    2>/dev/null <"/proc/$1/status"
+  # shellcheck disable=SC2086 # "State:" S (sleeping)
+  set -- "$1" $__lz_v
+  [ "${2-}" = State: ] && [ "${3-}" = S ] && __lz_pipe_wait "$1"
+}
+__lz_pipe_wait() {
   __lz_i2=
-  { read -r __lz_i2; } 2>/dev/null <"/proc/$__lz_v/wchan"
+  { read -r __lz_i2; } 2>/dev/null <"/proc/$1/wchan"
   case $__lz_i2 in *pipe_read | pipe_wait) return 0 ;; esac
   return 1
 }
@@ -385,7 +395,7 @@ __lz_drained() {
 # answer must carry.
 __lz_waits() {
   [ -e "/proc/$1/fd/0" ] || return 1
-  __lz_drained "$1" && return 1
+  [ "$__lz_wchan" = 1 ] && __lz_drained "$1" && return 1
   [ "$2" = 0 ] || [ "$__lz_i" -lt 4 ] || { [ "$__lz_wchan" = 1 ] && [ "$__lz_i" -lt 40 ]; }
 }
 # Waits for the copiers: with builtins for one to two ticks of /proc/uptime
@@ -407,7 +417,13 @@ __lz_drain() {
     __lz_uptime
     { [ -n "$__lz_v" ] && [ "$__lz_v" -lt $((__lz_end + 2)) ]; } || break
   done
+  # Whether this kernel tells a copier's cat and where it waits: this
+  # shell's parent (setsid -w, waiting for it) shows a wait channel, and a
+  # process lists its children (CONFIG_PROC_CHILDREN). gVisor does neither.
   __lz_wchan=0
+  __lz_v=
+  { read -r __lz_v; } 2>/dev/null <"/proc/$PPID/wchan"
+  case $__lz_v in '' | 0) ;; *) [ -e "/proc/$$/task/$$/children" ] && __lz_wchan=1 ;; esac
   __lz_i=0
   __lz_do=0
   __lz_de=0
