@@ -227,19 +227,19 @@ __lz_copy() {
 # True while a copier runs (its stdin is gone once it ended, zombie or not).
 __lz_copying() { [ -e "/proc/$__lz_co/fd/0" ] || [ -e "/proc/$__lz_ce/fd/0" ]; }
 # Which of the copiers still waited for (__lz_do, __lz_de: 0) another
-# process holds (__lz_ho and __lz_he become 1): a writer that keeps the pipe open, so that the copier
-# ends only when that process does. A descriptor is compared with the
-# copier's stdin by [ -ef ] (both ends of a pipe are one inode). First the
-# usual holder: descriptors 1 and 2 of every process (no directory listed).
-# Then, only while the command's group still has a member, every descriptor
-# of every process, the copiers' own cats passed over (their stdin is the
-# pipe). A process of the command's session whose descriptors this shell
-# cannot list (a child that changed user, or one not dumpable), or a scan
-# still going after about 100 ms of wall time and of CPU (__lz_in_time),
-# counts as holding what is still undecided, as the group's member may.
-# What this finds no holder for is a copier that is only slow. -ef is not POSIX, but dash,
-# bash, busybox ash and mksh have it; without it, the group's member may
-# hold both.
+# process holds (__lz_ho and __lz_he become 1): a writer that keeps the
+# pipe open, so that the copier ends only when that process does. A
+# descriptor is compared with the copier's stdin by [ -ef ] (both ends of a
+# pipe are one inode). First the usual holder: descriptors 1 and 2 of every
+# process (no directory listed). Then, only while the command's group
+# still has a member, every descriptor of every process, the copiers' own
+# cats passed over (their stdin is the pipe). A process of the command's
+# session whose descriptors this shell cannot list (a child that changed
+# user, or one not dumpable), or a scan still going after about 100 ms of
+# wall time and of CPU (__lz_in_time), counts as holding what is still
+# undecided, as the group's member may. What this finds no holder for is a
+# copier that is only slow. -ef is not POSIX, but dash, bash, busybox ash
+# and mksh have it; without it, the group's member may hold both.
 # shellcheck disable=SC3013
 __lz_holders() {
   __lz_ho=0
