@@ -68,8 +68,9 @@ void Connection::monitor() {
   auto last_ping = Clock::now();
   // The adapter's signs of life besides answers: the bytes of its input it
   // has taken (written by us minus still in the pipe), and when that last grew;
-  // when its output last had bytes in the pipe that this process had not
-  // read yet (the reader held up by a long line's copy or a starved host).
+  // when its output or its stderr last had bytes in the pipe that this
+  // process had not read yet (the reader held up by a long line's copy, a
+  // flood of stderr lines or a starved host).
   std::int64_t taken = 0;
   Clock::time_point took_input{};
   Clock::time_point input_drained{};
@@ -78,6 +79,9 @@ void Connection::monitor() {
   while (!stopping_ && !broken_) {
     cv_.wait_for(lock, kPoll);
     if (stopping_ || broken_) return;  // stdin_fd_ is open until then
+    // An adapter that exited is not hung: the waiter reports its exit, once
+    // the readers had a moment to take what it wrote last.
+    if (exited_) continue;
     const auto now = Clock::now();
     // The count first: a write between the two then only makes `taken` smaller.
     const auto written = static_cast<std::int64_t>(written_bytes_.load());
@@ -92,6 +96,11 @@ void Connection::monitor() {
     if (measured && queued == 0) input_drained = now;
     int unread = 0;
     if (::ioctl(stdout_fd_, FIONREAD, &unread) == 0 && unread > 0) output_unread = now;
+    // The same for its stderr: an adapter blocked on a full stderr pipe
+    // waits for this process's reader (24 million empty lines, each kept,
+    // took more than 5 s to read on a loaded host), not the other way round.
+    unread = 0;
+    if (::ioctl(stderr_fd_, FIONREAD, &unread) == 0 && unread > 0) output_unread = now;
     bool waiting = false;
     std::optional<Clock::time_point> ping_sent;
     std::size_t in_flight = 0;

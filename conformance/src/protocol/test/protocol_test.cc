@@ -330,6 +330,25 @@ TEST(AdapterClient, AnAdapterThatStopsReadingInTheMiddleOfALineIsHung) {
   EXPECT_NE(why.find("read none of its input for 2 s (hung)"), std::string::npos) << why;
 }
 
+TEST(AdapterClient, AnAdapterWaitingForItsStderrToBeReadIsNotHung) {
+  // At backend/new the adapter writes 24 million empty lines to stderr, then
+  // exits with status 3. Reading and keeping them takes this process
+  // seconds, while the adapter waits on its full stderr pipe and reads no
+  // ping: its unread stderr is life, as unread output is. (It was not: with
+  // this deadline the adapter was "hung"; with the usual 5 s, so it was on a
+  // loaded host, Modes/BadAdapter.*/empty_stderr.)
+  AdapterOptions options = bad_adapter("empty-stderr");
+  options.answer_deadline = std::chrono::milliseconds(250);
+  const auto client = AdapterClient::start(options);
+  std::string why;
+  try {
+    client->make();
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  EXPECT_NE(why.find("exited with status 3"), std::string::npos) << why;
+}
+
 TEST(AdapterClient, AnAdapterReadingALongLineSlowlyIsNotHung) {
   // It takes the same request 256 KiB every 0.5 s, about 5 s in all, at an
   // answer deadline of 2 s: while the runner writes, and after, when the
