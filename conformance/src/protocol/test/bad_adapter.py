@@ -21,7 +21,8 @@ breaks the protocol the way MODE says, at the first backend/new (or run):
   slow-start    reads nothing for 3 s after it starts, then behaves (answers
                 initialize and pings; backend/new is "not in this adapter")
   deep          answers backend/new with a result nested 300,000 levels deep
-  empty-stderr  writes 24 million empty lines to stderr, then crashes (status 3)
+  empty-stderr  writes 24 million empty lines to stderr (BAD_ADAPTER_EMPTY_LINES_M
+                millions, if set), then crashes (status 3)
   fewer-caps    offers no capabilities when initialize names a rule (the
                 runner's own probe names none), then answers like "crash"
   log-secret    at backend/new, logs a 70,000-character line ending in
@@ -94,10 +95,10 @@ def break_protocol(request):
         sys.stdout.flush()
         return
     if MODE == "empty-stderr":
-        for _ in range(24):
+        for _ in range(int(os.environ.get("BAD_ADAPTER_EMPTY_LINES_M", "24"))):
             sys.stderr.write("\n" * 1000000)
         sys.stderr.flush()
-        log("crashing on purpose after 24 million empty lines")
+        log("crashing on purpose after the empty lines")
         os._exit(3)
     if MODE == "noisy-child":
         log("leaving a noisy child, then crashing on purpose")
