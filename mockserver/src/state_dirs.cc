@@ -35,8 +35,12 @@ std::set<std::string>& registry() {
 
 // A process's start time (field 22 of /proc/PID/stat), or empty when it is gone.
 std::string start_time_of(pid_t pid) {
+  // One line. getline, not an istreambuf_iterator: a process that exits
+  // between the open and the read makes the read fail with ESRCH, which
+  // libstdc++'s filebuf throws through an iterator but getline only reports.
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  std::getline(in, text);
   const auto paren = text.rfind(')');
   if (paren == std::string::npos) return {};
   std::istringstream rest(text.substr(paren + 2));

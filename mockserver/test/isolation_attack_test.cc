@@ -120,14 +120,10 @@ TEST_F(IsolationAttack, TheFilterRefusesIoUring) {
 // The "Uid:" line of /proc/PID/status (real, effective, saved, file-system)
 // of the host process whose command line holds `needle`; empty if none.
 std::string host_uids_of(const std::string& needle) {
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream cmdline(e.path() / "cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    if (cmd.find(needle) == std::string::npos) continue;
-    std::ifstream status(e.path() / "status");
+  // A process can exit between the scan and the read of its status: getline
+  // then fails (it does not throw), and the caller asks again.
+  for (const pid_t pid : lizard::testing::host_pids_with(needle).value_or(std::vector<pid_t>{})) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
     for (std::string line; std::getline(status, line);) {
       if (line.rfind("Uid:", 0) == 0) return line.substr(4);
     }

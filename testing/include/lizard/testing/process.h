@@ -12,7 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace lizard::testing {
 
@@ -37,16 +39,17 @@ inline long status_field(const std::string& name) {
 inline long threads() { return status_field("Threads"); }
 inline long rss_kib() { return status_field("VmRSS"); }
 
-// Host processes whose command line (NULs read as spaces) contains
-// `needle`; -1 when /proc cannot be listed. A process that exits during the
-// scan is not counted.
-inline int host_processes_with(const std::string& needle) {
+// Pids of the host's processes whose command line (NULs read as spaces)
+// contains `needle`; nullopt when /proc cannot be listed. A process that
+// exits during the scan is left out (its files read as errors, and no read
+// here throws).
+inline std::optional<std::vector<pid_t>> host_pids_with(const std::string& needle) {
   struct DirCloser {
     void operator()(DIR* d) const { ::closedir(d); }
   };
   std::unique_ptr<DIR, DirCloser> proc(::opendir("/proc"));
-  if (!proc) return -1;
-  int n = 0;
+  if (!proc) return std::nullopt;
+  std::vector<pid_t> pids;
   while (const dirent* e = ::readdir(proc.get())) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     const std::string path = std::string(e->d_name) + "/cmdline";
@@ -67,9 +70,17 @@ inline int host_processes_with(const std::string& needle) {
     ::close(fd);
     if (!complete) continue;
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    if (cmd.find(needle) != std::string::npos) ++n;
+    if (cmd.find(needle) != std::string::npos)
+      pids.push_back(static_cast<pid_t>(std::stol(e->d_name)));
   }
-  return n;
+  return pids;
+}
+
+// How many host processes have `needle` in their command line (as above);
+// -1 when /proc cannot be listed.
+inline int host_processes_with(const std::string& needle) {
+  const auto pids = host_pids_with(needle);
+  return pids ? static_cast<int>(pids->size()) : -1;
 }
 
 }  // namespace lizard::testing
