@@ -83,7 +83,8 @@ void add_backend_options(CLI::App& app, CliOptions& o) {
   app.add_flag("--check-protocol", o.check_protocol,
                "with --backend command: check every message against the protocol's schemas");
   app.add_option("--answer-deadline", o.answer_deadline,
-                 "with --backend command: an adapter silent this many seconds is hung (20)")
+                 "with --backend command: an adapter silent this many seconds is hung (20);\n"
+                 "time it waited for a CPU is not counted")
       ->check(seconds_between(0.001, 86400, "from 0.001 to 86400 (a day)"));
   app.add_option("--start-deadline", o.start_deadline,
                  "with --backend command: an adapter that has not answered initialize this many\n"

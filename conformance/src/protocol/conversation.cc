@@ -2,6 +2,8 @@
 // in and matched to their calls, pings while requests are in flight. A line
 // is read into one buffer and parsed where it lies (lines.h); a request is
 // written from the buffer it was built in.
+#include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -9,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 
 #include "connection.h"
 #include "schemas.h"
@@ -18,6 +21,86 @@ namespace lizard::conformance::protocol {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long the threads of process `pid` have waited, runnable, for a CPU, in
+// all: the second field of /proc/PID/task/TID/schedstat, in nanoseconds;
+// -1 where the kernel keeps no such count.
+long long cpu_wait_ns(pid_t pid) {
+  DIR* tasks = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  if (tasks == nullptr) return -1;
+  long long total = -1;
+  while (const dirent* e = ::readdir(tasks)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    // read(2), not a stream: a thread that ends meanwhile is an answer (ESRCH).
+    const int fd = ::openat(::dirfd(tasks), (std::string(e->d_name) + "/schedstat").c_str(),
+                            O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char text[96];
+    const ssize_t n = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    text[n] = '\0';
+    char* end = nullptr;
+    std::strtoll(text, &end, 10);  // time on a CPU
+    const char* wait_start = end;
+    const long long wait = std::strtoll(wait_start, &end, 10);
+    if (end == wait_start || wait < 0) continue;
+    total = std::max(total, 0LL) + wait;
+  }
+  ::closedir(tasks);
+  return total;
+}
+
+// How long the adapter has waited for a CPU since it was first read, summed
+// over its threads (cpu_wait_ns; a thread that ends takes its count along,
+// so only growth is added). The kernel adds a wait when the thread gets the
+// CPU back: a thread starved for a second shows that second in one step.
+// Only the adapter's own process is counted, not its children (a wrapper's).
+class CpuWait {
+ public:
+  explicit CpuWait(pid_t pid) : pid_(pid) {}
+
+  Clock::duration read() {
+    const long long now = cpu_wait_ns(pid_);
+    if (now >= 0 && last_ >= 0) total_ += std::chrono::nanoseconds(std::max(now - last_, 0LL));
+    last_ = now;
+    return total_;
+  }
+
+ private:
+  pid_t pid_;
+  long long last_ = -1;
+  std::chrono::nanoseconds total_{};
+};
+
+// A silence from the adapter's latest sign of life, less the time it waited
+// for a CPU meanwhile (at most all of it): time the adapter could have used.
+// A starved host is not a hung adapter; an adapter asleep, stopped or
+// computing on a free CPU waits for none. Without the kernel's count it is
+// wall time.
+class Silence {
+ public:
+  Clock::duration length(Clock::time_point since, Clock::time_point now, Clock::duration waited) {
+    if (since != since_) {
+      since_ = since;
+      waited_at_start_ = waited;
+    }
+    waited_ = std::min<Clock::duration>(waited - waited_at_start_, now - since);
+    return now - since - waited_;
+  }
+  // ", not counting 12 s it waited for a CPU", or nothing under a second.
+  std::string waited_text() const {
+    if (waited_ < std::chrono::seconds(1)) return "";
+    return ", not counting " +
+           seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(waited_)) +
+           " it waited for a CPU";
+  }
+
+ private:
+  Clock::time_point since_{};
+  Clock::duration waited_at_start_{};
+  Clock::duration waited_{};
+};
 
 }  // namespace
 
@@ -75,6 +158,11 @@ void Connection::monitor() {
   Clock::time_point took_input{};
   Clock::time_point input_drained{};
   Clock::time_point output_unread{};
+  CpuWait cpu_wait(pid_);
+  Clock::duration waited{};
+  Clock::time_point last_wait_read{};
+  Silence ping_silence;
+  Silence input_silence;
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_ && !broken_) {
     cv_.wait_for(lock, kPoll);
@@ -83,6 +171,17 @@ void Connection::monitor() {
     // the readers had a moment to take what it wrote last.
     if (exited_) continue;
     const auto now = Clock::now();
+    // Every answer wakes this loop: /proc is read at most every kPoll / 2,
+    // without the lock the readers take for every answer (a read skipped
+    // loses no wait, the next one adds it).
+    if (now - last_wait_read >= kPoll / 2) {
+      last_wait_read = now;
+      lock.unlock();
+      waited = cpu_wait.read();
+      lock.lock();
+      if (stopping_ || broken_) return;
+      if (exited_) continue;
+    }
     // The count first: a write between the two then only makes `taken` smaller.
     const auto written = static_cast<std::int64_t>(written_bytes_.load());
     int queued = 0;
@@ -124,16 +223,21 @@ void Connection::monitor() {
     // would otherwise be reported first, as it was on a loaded host).
     const bool line_untaken = writing_ && took_input < line_started;
     if (ping_sent && !line_untaken &&
-        now - std::max({*ping_sent, wrote_output, took_input, output_unread}) > limit) {
+        ping_silence.length(std::max({*ping_sent, wrote_output, took_input, output_unread}), now,
+                            waited) > limit) {
       lock.unlock();
       fault("answered no $/ping for " + seconds_text(limit) + " while " +
-                std::to_string(in_flight) + " request(s) were in flight (hung)",
+                std::to_string(in_flight) + " request(s) were in flight (hung)" +
+                ping_silence.waited_text(),
             true);
       return;
     }
-    if (writing_ && now - std::max({line_started, took_input, input_drained}) > limit) {
+    if (writing_ && input_silence.length(std::max({line_started, took_input, input_drained}), now,
+                                         waited) > limit) {
       lock.unlock();
-      fault("read none of its input for " + seconds_text(limit) + " (hung)", true);
+      fault("read none of its input for " + seconds_text(limit) + " (hung)" +
+                input_silence.waited_text(),
+            true);
       return;
     }
     if (waiting && !ping_sent && now - last_ping >= interval) {

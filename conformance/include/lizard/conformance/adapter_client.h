@@ -61,6 +61,7 @@ struct AdapterOptions {
   std::string rule;
   // While requests are in flight the client sends $/ping; an adapter that
   // answers none for this long is hung: it is killed and the calls fail.
+  // Time its process waited for a CPU is not counted (docs/protocol.md).
   std::chrono::milliseconds answer_deadline{std::chrono::seconds(20)};
   // Until it has answered initialize, the adapter is starting (a runtime
   // that loads slowly on a busy machine): initialize must be answered, and

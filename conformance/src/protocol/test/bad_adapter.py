@@ -30,9 +30,16 @@ breaks the protocol the way MODE says, at the first backend/new (or run):
   noisy-child   at backend/new, leaves a child in a session of its own that
                 writes blank lines to the adapter's stdout and stderr every
                 10 ms for 20 s, then exits with status 3
+  starved       at backend/new, computes for BAD_ADAPTER_SILENCE seconds (5)
+                at the lowest priority on one CPU that a busy child of its own
+                holds (so it waits for that CPU nearly all the time), answering
+                nothing meanwhile; then answers backend/new with an error
+  spin          at backend/new, computes forever, answering nothing (pings
+                neither): hung, though never asleep
 """
 import json
 import os
+import signal
 import sys
 import time
 
@@ -112,6 +119,28 @@ def break_protocol(request):
                           "    time.sleep(0.01)\n"],
                          start_new_session=True)
         os._exit(3)
+    if MODE == "starved":
+        log("computing at the lowest priority behind a busy child on purpose")
+        cpu = min(os.sched_getaffinity(0))
+        busy = os.fork()
+        if busy == 0:
+            os.sched_setaffinity(0, {cpu})
+            while True:
+                pass
+        os.sched_setaffinity(0, {cpu})
+        os.nice(19)
+        end = time.monotonic() + float(os.environ.get("BAD_ADAPTER_SILENCE", "5"))
+        while time.monotonic() < end:
+            pass
+        os.kill(busy, signal.SIGKILL)
+        os.waitpid(busy, 0)
+        send({"jsonrpc": "2.0", "id": request["id"],
+              "error": {"code": -32601, "message": "starved on purpose, not hung"}})
+        return
+    if MODE == "spin":
+        log("computing forever on purpose")
+        while True:
+            pass
     if MODE == "fewer-caps":
         log("crashing on purpose")
         os._exit(3)

@@ -263,6 +263,43 @@ TEST(AdapterClient, AnAnswerStillArrivingIsNotAHang) {
   }
 }
 
+TEST(AdapterClient, AnAdapterWaitingForACpuIsNotHung) {
+  // The adapter computes for 5 s at the lowest priority on a CPU that a busy
+  // child of its own holds, answering no $/ping: nearly all of that time it
+  // waits for the CPU, which the host owes it, so it is not hung at an answer
+  // deadline of 2 s. (The example Python adapter went 1 to 1.5 s without
+  // answering on a 64 MiB read, and a loaded host made that more than 20 s.)
+  AdapterOptions options = bad_adapter("starved");
+  options.answer_deadline = std::chrono::seconds(2);
+  const auto client = AdapterClient::start(options);
+  try {
+    client->make();
+    ADD_FAILURE() << "backend/new succeeded";
+  } catch (const ProtocolError& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("answered backend/new with"), std::string::npos) << why;
+    EXPECT_NE(why.find("starved on purpose, not hung"), std::string::npos) << why;
+    EXPECT_EQ(why.find("(hung)"), std::string::npos) << why;
+  }
+}
+
+TEST(AdapterClient, AnAdapterComputingWithoutAnsweringIsHung) {
+  // Never asleep, never answering: the time it waits for a CPU (the other
+  // tests' load) is not counted, the rest is.
+  AdapterOptions options = bad_adapter("spin");
+  options.answer_deadline = std::chrono::seconds(2);
+  const auto client = AdapterClient::start(options);
+  try {
+    client->make();
+    ADD_FAILURE() << "backend/new succeeded";
+  } catch (const ProtocolError& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("answered no $/ping for 2 s while 1 request(s) were in flight (hung)"),
+              std::string::npos)
+        << why;
+  }
+}
+
 // Holds this process's writer (to_adapter) or reader for 5 s on the first
 // line of backend/new, through the tap (which runs on that thread), at an
 // answer deadline of 2 s: the adapter must not be judged hung for it.
