@@ -64,11 +64,11 @@ class Base64:
     85 MiB of base64; one b64encode and one json.dumps of it held it for 1.3 s,
     every $/ping waited that long, and more than 20 s on a loaded host)."""
 
-    __slots__ = ("data",)
+    __slots__ = ("view",)
     SLICE = 3 << 18  # 768 KiB, a multiple of 3: the slices' base64 joins up
 
     def __init__(self, data):
-        self.data = data
+        self.view = memoryview(data)  # here, so that a wrong type fails before a byte is sent
 
 
 def bytes_out(data):
@@ -76,8 +76,9 @@ def bytes_out(data):
 
 
 def bytes_in(text):
-    """Bytes from base64 text, decoded a slice at a time (see Base64), and as
-    strict as one b64decode(text, validate=True): padding only at the end."""
+    """Bytes from base64 text, decoded a slice at a time (see Base64), and at
+    least as strict as one b64decode(text, validate=True): padding only at
+    the end."""
     if not isinstance(text, str):
         raise ProtocolError(-32602, "not base64 text: %r" % (type(text).__name__,))
     if text.find("=", 0, max(len(text) - 2, 0)) != -1:
@@ -161,17 +162,24 @@ class Adapter:
     def send(self, message):
         pieces = list(json_pieces(message))  # what can fail, before a byte is written
         with self.out_lock:
-            for piece in pieces:
-                if isinstance(piece, Base64):
-                    view = memoryview(piece.data)
-                    self.out.write(b'"')
-                    for start in range(0, len(view), Base64.SLICE):
-                        self.out.write(base64.b64encode(view[start:start + Base64.SLICE]))
-                    self.out.write(b'"')
-                else:
-                    self.out.write(piece)
-            self.out.write(b"\n")
-            self.out.flush()
+            try:
+                for piece in pieces:
+                    if isinstance(piece, Base64):
+                        view = piece.view
+                        self.out.write(b'"')
+                        for start in range(0, len(view), Base64.SLICE):
+                            self.out.write(base64.b64encode(view[start:start + Base64.SLICE]))
+                        self.out.write(b'"')
+                    else:
+                        self.out.write(piece)
+                self.out.write(b"\n")
+                self.out.flush()
+            except BaseException as e:
+                # A line begun cannot be taken back, and nothing written after
+                # it would parse: the runner is told by the exit instead.
+                sys.stderr.write("adapter: writing an answer failed (%r); exiting\n" % (e,))
+                sys.stderr.flush()
+                os._exit(1)
 
     def serve(self, lines):
         for line in lines:

@@ -36,6 +36,10 @@ breaks the protocol the way MODE says, at the first backend/new (or run):
                 nothing meanwhile; then answers backend/new with an error
   spin          at backend/new, computes forever, answering nothing (pings
                 neither): hung, though never asleep
+  spin-threads  at backend/new, stops reading and computes forever on two
+                threads more than it has CPUs (hashing, which runs without
+                the interpreter lock): its threads wait for CPUs each other
+                hold, and it is hung all the same
 """
 import json
 import os
@@ -141,6 +145,19 @@ def break_protocol(request):
         log("computing forever on purpose")
         while True:
             pass
+    if MODE == "spin-threads":
+        log("computing forever on more threads than CPUs on purpose")
+        import hashlib
+        import threading
+
+        def hash_forever():
+            data = bytes(1 << 20)
+            while True:
+                hashlib.sha256(data).digest()
+        for _ in range(len(os.sched_getaffinity(0)) + 2):
+            threading.Thread(target=hash_forever, daemon=True).start()
+        while True:
+            time.sleep(3600)
     if MODE == "fewer-caps":
         log("crashing on purpose")
         os._exit(3)
