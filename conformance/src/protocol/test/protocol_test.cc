@@ -246,22 +246,31 @@ TEST(AdapterClient, AnAdapterSlowToStartHasTheStartDeadlineNotTheAnswerDeadline)
   EXPECT_NE(why.find("did not answer initialize within 1 s"), std::string::npos) << why;
 }
 
-TEST(AdapterClient, AnAnswerStillArrivingIsNotAHang) {
-  // The adapter writes its answer to backend/new over 4 s, 10 bytes every
-  // 0.2 s, and can answer no $/ping before that line ends: the bytes
-  // arriving show it alive, at an answer deadline of 2 s.
-  AdapterOptions options = bad_adapter("slow-line");
+// What backend/new on bad_adapter(mode) failed with, at an answer deadline
+// of 2 s (ProtocolError's text), or "backend/new succeeded".
+std::string new_backend_error(const std::string& mode) {
+  AdapterOptions options = bad_adapter(mode);
   options.answer_deadline = std::chrono::seconds(2);
   const auto client = AdapterClient::start(options);
   try {
     client->make();
-    ADD_FAILURE() << "backend/new succeeded";
   } catch (const ProtocolError& e) {
-    const std::string why = e.what();
-    EXPECT_NE(why.find("answered backend/new with"), std::string::npos) << why;
-    EXPECT_NE(why.find("a slow line"), std::string::npos) << why;
-    EXPECT_EQ(why.find("hung"), std::string::npos) << why;
+    return e.what();
   }
+  return "backend/new succeeded";
+}
+
+constexpr const char* kHungAt2s =
+    "answered no $/ping for 2 s while 1 request(s) were in flight (hung)";
+
+TEST(AdapterClient, AnAnswerStillArrivingIsNotAHang) {
+  // The adapter writes its answer to backend/new over 4 s, 10 bytes every
+  // 0.2 s, and can answer no $/ping before that line ends: the bytes
+  // arriving show it alive, at an answer deadline of 2 s.
+  const std::string why = new_backend_error("slow-line");
+  EXPECT_NE(why.find("answered backend/new with"), std::string::npos) << why;
+  EXPECT_NE(why.find("a slow line"), std::string::npos) << why;
+  EXPECT_EQ(why.find("hung"), std::string::npos) << why;
 }
 
 TEST(AdapterClient, AnAdapterWaitingForACpuIsNotHung) {
@@ -271,52 +280,24 @@ TEST(AdapterClient, AnAdapterWaitingForACpuIsNotHung) {
   // deadline of 2 s. (The example Python adapter went 1 to 1.5 s without
   // answering on a 64 MiB read, and a loaded host made that more than 20 s.)
   if (!std::ifstream("/proc/self/schedstat")) GTEST_SKIP() << "the kernel keeps no wait counts";
-  AdapterOptions options = bad_adapter("starved");
-  options.answer_deadline = std::chrono::seconds(2);
-  const auto client = AdapterClient::start(options);
-  try {
-    client->make();
-    ADD_FAILURE() << "backend/new succeeded";
-  } catch (const ProtocolError& e) {
-    const std::string why = e.what();
-    EXPECT_NE(why.find("answered backend/new with"), std::string::npos) << why;
-    EXPECT_NE(why.find("starved on purpose, not hung"), std::string::npos) << why;
-    EXPECT_EQ(why.find("(hung)"), std::string::npos) << why;
-  }
+  const std::string why = new_backend_error("starved");
+  EXPECT_NE(why.find("answered backend/new with"), std::string::npos) << why;
+  EXPECT_NE(why.find("starved on purpose, not hung"), std::string::npos) << why;
+  EXPECT_EQ(why.find("(hung)"), std::string::npos) << why;
 }
 
 TEST(AdapterClient, AnAdapterComputingWithoutAnsweringIsHung) {
   // Never asleep, never answering: the time it waits for a CPU (the other
   // tests' load) is not counted, the rest is.
-  AdapterOptions options = bad_adapter("spin");
-  options.answer_deadline = std::chrono::seconds(2);
-  const auto client = AdapterClient::start(options);
-  try {
-    client->make();
-    ADD_FAILURE() << "backend/new succeeded";
-  } catch (const ProtocolError& e) {
-    const std::string why = e.what();
-    EXPECT_NE(why.find("answered no $/ping for 2 s while 1 request(s) were in flight (hung)"),
-              std::string::npos)
-        << why;
-  }
+  const std::string why = new_backend_error("spin");
+  EXPECT_NE(why.find(kHungAt2s), std::string::npos) << why;
 }
 
 TEST(AdapterClient, AnAdapterWhoseThreadsOutnumberTheCpusIsStillHung) {
   // Its threads wait for CPUs its other threads hold: waits side by side are
   // one wait, not a credit of several seconds per second.
-  AdapterOptions options = bad_adapter("spin-threads");
-  options.answer_deadline = std::chrono::seconds(2);
-  const auto client = AdapterClient::start(options);
-  try {
-    client->make();
-    ADD_FAILURE() << "backend/new succeeded";
-  } catch (const ProtocolError& e) {
-    const std::string why = e.what();
-    EXPECT_NE(why.find("answered no $/ping for 2 s while 1 request(s) were in flight (hung)"),
-              std::string::npos)
-        << why;
-  }
+  const std::string why = new_backend_error("spin-threads");
+  EXPECT_NE(why.find(kHungAt2s), std::string::npos) << why;
 }
 
 // Holds this process's writer (to_adapter) or reader for 5 s on the first
