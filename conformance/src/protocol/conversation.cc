@@ -2,8 +2,6 @@
 // in and matched to their calls, pings while requests are in flight. A line
 // is read into one buffer and parsed where it lies (lines.h); a request is
 // written from the buffer it was built in.
-#include <dirent.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -11,10 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
-#include <map>
 
 #include "connection.h"
+#include "cpu_wait.h"
 #include "schemas.h"
 
 namespace lizard::conformance::protocol {
@@ -22,138 +19,6 @@ namespace lizard::conformance::protocol {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// One thread's counts: from /proc/PID/task/TID/schedstat, its time on a CPU
-// and its time waiting, runnable, for one (nanoseconds); from .../stat,
-// whether it is runnable now ('R': running or waiting for a CPU).
-struct ThreadTimes {
-  long long ran = 0;
-  long long waited = 0;
-  bool runnable = false;
-};
-
-// A small /proc file of task directory `tasks`, whole; empty if it is gone.
-std::string read_task_file(int tasks, const std::string& name) {
-  // read(2), not a stream: a thread that ends meanwhile is an answer (ESRCH).
-  const int fd = ::openat(tasks, name.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  char text[1024];
-  const ssize_t n = ::read(fd, text, sizeof text);
-  ::close(fd);
-  return n > 0 ? std::string(text, static_cast<std::size_t>(n)) : std::string();
-}
-
-// The threads of process `pid`, by TID. False where the kernel keeps no such
-// counts.
-bool thread_times(pid_t pid, std::map<long, ThreadTimes>& threads) {
-  DIR* tasks = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
-  if (tasks == nullptr) return false;
-  while (const dirent* e = ::readdir(tasks)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    const std::string tid = e->d_name;
-    const std::string sched = read_task_file(::dirfd(tasks), tid + "/schedstat");
-    ThreadTimes t;
-    char* end = nullptr;
-    t.ran = std::strtoll(sched.c_str(), &end, 10);
-    const char* wait_start = end;
-    t.waited = std::strtoll(wait_start, &end, 10);
-    if (end == wait_start || t.ran < 0 || t.waited < 0) continue;
-    // "TID (COMM) STATE ...": COMM may hold anything, ") " too.
-    const std::string stat = read_task_file(::dirfd(tasks), tid + "/stat");
-    const auto close = stat.rfind(") ");
-    t.runnable = close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'R';
-    threads[std::strtol(tid.c_str(), nullptr, 10)] = t;
-  }
-  ::closedir(tasks);
-  return !threads.empty();
-}
-
-// How long the adapter has waited for a CPU since it was first read. At
-// each reading: the most one of its threads waited since the reading before
-// (a thread new since then from 0). The most, not the sum: threads waiting
-// side by side are one wait, and an adapter's own threads, more than the
-// CPUs, cannot make up a wait longer than the time that passed. The kernel
-// adds a wait only when the thread gets a CPU back (under a load of 20 a
-// starved thread's wait went unseen for 1.3 s), so a wait still going on is
-// added too: a thread runnable since a reading that neither ran nor waited
-// since has waited that long. Only the adapter's own process is counted, not
-// its children (a wrapper's).
-class CpuWait {
- public:
-  explicit CpuWait(pid_t pid) : pid_(pid) {}
-
-  Clock::duration read(Clock::time_point now) {
-    std::map<long, Seen> threads;
-    {
-      std::map<long, ThreadTimes> times;
-      if (!thread_times(pid_, times)) return total_ + ongoing_;
-      for (const auto& [tid, t] : times) threads[tid].times = t;
-    }
-    long long most = 0;
-    ongoing_ = {};
-    for (auto& [tid, seen] : threads) {
-      const auto before = last_.find(tid);
-      if (before == last_.end()) {
-        seen.since = now;
-        if (read_before_) most = std::max(most, seen.times.waited);
-        continue;
-      }
-      const ThreadTimes& was = before->second.times;
-      most = std::max(most, seen.times.waited - was.waited);
-      const bool unchanged = seen.times.ran == was.ran && seen.times.waited == was.waited;
-      seen.since = unchanged ? before->second.since : now;
-      if (unchanged && seen.times.runnable && was.runnable) {
-        ongoing_ = std::max<Clock::duration>(ongoing_, now - seen.since);
-      }
-    }
-    read_before_ = true;
-    last_ = std::move(threads);
-    total_ += std::chrono::nanoseconds(most);
-    return total_ + ongoing_;
-  }
-
- private:
-  struct Seen {
-    ThreadTimes times;
-    Clock::time_point since;  // the reading its counts last changed at
-  };
-  pid_t pid_;
-  bool read_before_ = false;
-  std::map<long, Seen> last_;
-  Clock::duration total_{};
-  Clock::duration ongoing_{};
-};
-
-// A silence from the adapter's latest sign of life, less the time it waited
-// for a CPU meanwhile: time the adapter could have used. A starved host is
-// not a hung adapter; an adapter asleep, stopped or computing on a free CPU
-// waits for none. The credit is at most the silence, and at most four times
-// the deadline: five deadlines of silence are a hang however busy the host.
-// Without the kernel's count it is wall time.
-class Silence {
- public:
-  Clock::duration length(Clock::time_point since, Clock::time_point now, Clock::duration waited,
-                         Clock::duration limit) {
-    if (since != since_) {
-      since_ = since;
-      waited_at_start_ = waited;
-    }
-    waited_ = std::min<Clock::duration>({waited - waited_at_start_, now - since, 4 * limit});
-    return now - since - waited_;
-  }
-  // ", not counting 12 s it waited for a CPU", or nothing under a second.
-  std::string waited_text() const {
-    if (waited_ < std::chrono::seconds(1)) return "";
-    return ", not counting " +
-           seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(waited_)) +
-           " it waited for a CPU";
-  }
-
- private:
-  Clock::time_point since_{};
-  Clock::duration waited_at_start_{};
-  Clock::duration waited_{};
-};
 
 }  // namespace
 
