@@ -54,33 +54,43 @@ bool thread_times(pid_t pid, std::map<long, CpuWait::Times>& threads) {
 }  // namespace
 
 CpuWait::Clock::duration CpuWait::read(Clock::time_point now) {
-  std::map<long, Seen> threads;
-  {
-    std::map<long, Times> times;
-    if (!thread_times(pid_, times)) return total_ + ongoing_;
-    for (const auto& [tid, t] : times) threads[tid].times = t;
-  }
-  long long most = 0;
-  ongoing_ = {};
-  for (auto& [tid, seen] : threads) {
+  std::map<long, Times> threads;
+  if (!thread_times(pid_, threads)) return total_;
+  return update(threads, now);
+}
+
+CpuWait::Clock::duration CpuWait::update(const std::map<long, Times>& threads,
+                                         Clock::time_point now) {
+  std::map<long, Seen> seen;
+  Clock::duration most{};
+  for (const auto& [tid, times] : threads) {
+    // A kernel that keeps no counts shows zeros; a thread that never ran has
+    // nothing to say either.
+    if (times.ran == 0 && times.waited == 0) continue;
+    Seen& s = seen[tid];
+    s.times = times;
+    s.since = now;
     const auto before = last_.find(tid);
     if (before == last_.end()) {
-      seen.since = now;
-      if (read_before_) most = std::max(most, seen.times.waited);
-      continue;
+      // At the first reading, its count so far is the baseline; a thread
+      // new since then waited all of its count since the reading before.
+      s.base = read_before_ ? 0 : times.waited;
+    } else {
+      const Seen& was = before->second;
+      s.base = was.base;
+      const bool unchanged = times.ran == was.times.ran && times.waited == was.times.waited;
+      if (unchanged && was.times.runnable) s.since = was.since;
     }
-    const Times& was = before->second.times;
-    most = std::max(most, seen.times.waited - was.waited);
-    const bool unchanged = seen.times.ran == was.ran && seen.times.waited == was.waited;
-    seen.since = unchanged ? before->second.since : now;
-    if (unchanged && seen.times.runnable && was.runnable) {
-      ongoing_ = std::max<Clock::duration>(ongoing_, now - seen.since);
-    }
+    const Clock::duration ongoing = times.runnable ? now - s.since : Clock::duration{};
+    s.credited = std::chrono::nanoseconds(times.waited - s.base) + ongoing;
+    const Clock::duration credited_before =
+        before == last_.end() ? Clock::duration{} : before->second.credited;
+    most = std::max(most, s.credited - credited_before);
   }
   read_before_ = true;
-  last_ = std::move(threads);
-  total_ += std::chrono::nanoseconds(most);
-  return total_ + ongoing_;
+  last_ = std::move(seen);
+  total_ += most;
+  return total_;
 }
 
 Silence::Clock::duration Silence::length(Clock::time_point since, Clock::time_point now,
@@ -89,7 +99,9 @@ Silence::Clock::duration Silence::length(Clock::time_point since, Clock::time_po
     since_ = since;
     waited_at_start_ = waited;
   }
-  waited_ = std::min<Clock::duration>({waited - waited_at_start_, now - since, 4 * limit});
+  waited_ = std::max<Clock::duration>(
+      Clock::duration{},
+      std::min<Clock::duration>({waited - waited_at_start_, now - since, 4 * limit}));
   return now - since - waited_;
 }
 

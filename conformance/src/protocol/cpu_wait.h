@@ -12,23 +12,21 @@
 namespace lizard::conformance::protocol {
 
 // How long process `pid` has waited for a CPU since it was first read, from
-// /proc/PID/task/*/{schedstat,stat}. At each reading: the most one of its
-// threads waited since the reading before (a thread new since then from 0).
-// The most, not the sum: threads waiting side by side are one wait, and an
-// adapter's own threads, more than the CPUs, cannot make up a wait longer
-// than the time that passed. The kernel adds a wait only when the thread
-// gets a CPU back (under a load of 20 a starved thread's wait went unseen
-// for 1.3 s), so a wait still going on is added too: a thread runnable at a
-// reading that neither ran nor waited since the one before has waited that
-// long. Only the process's own threads are counted, not its children's (a
-// wrapper's). Where the kernel keeps no such counts it stays 0.
+// /proc/PID/task/*/{schedstat,stat}. Each thread's wait so far is what the
+// kernel counted since the thread was first seen, plus a wait still going
+// on: the kernel adds a wait only when the thread gets a CPU back (under a
+// load of 20 a starved thread's wait went unseen for 1.3 s), so a thread
+// runnable at two readings that neither ran nor waited between them counts
+// as waiting since the first. At each reading the process's wait grows by
+// the most one thread's grew: threads waiting side by side are one wait,
+// and an adapter's own threads, more than the CPUs, cannot make up a wait
+// longer than the time that passed. It never goes down (a thread that ends
+// keeps what it was credited). Only the process's own threads are counted,
+// not its children's (a wrapper's). Where the kernel keeps no such counts
+// (no file, or zeros) it stays 0.
 class CpuWait {
  public:
   using Clock = std::chrono::steady_clock;
-
-  explicit CpuWait(pid_t pid) : pid_(pid) {}
-
-  Clock::duration read(Clock::time_point now);
 
   struct Times {
     long long ran = 0;      // ns on a CPU
@@ -36,16 +34,24 @@ class CpuWait {
     bool runnable = false;  // 'R' now: running or waiting
   };
 
+  explicit CpuWait(pid_t pid) : pid_(pid) {}
+
+  // Reads the process's threads and returns update()'s answer.
+  Clock::duration read(Clock::time_point now);
+  // The wait so far, given every thread's counts at `now`, by TID.
+  Clock::duration update(const std::map<long, Times>& threads, Clock::time_point now);
+
  private:
   struct Seen {
     Times times;
-    Clock::time_point since;  // the reading its counts last changed at
+    long long base = 0;          // its count when first seen
+    Clock::time_point since;     // runnable with these counts since
+    Clock::duration credited{};  // its wait so far
   };
   pid_t pid_;
   bool read_before_ = false;
   std::map<long, Seen> last_;
   Clock::duration total_{};
-  Clock::duration ongoing_{};
 };
 
 // A silence from the adapter's latest sign of life, less the time it waited

@@ -281,6 +281,7 @@ TEST(AdapterClient, AnAdapterWaitingForACpuIsNotHung) {
   // answering on a 64 MiB read, and a loaded host made that more than 20 s.)
   if (!std::ifstream("/proc/self/schedstat")) GTEST_SKIP() << "the kernel keeps no wait counts";
   const std::string why = new_backend_error("starved");
+  if (why.find("cannot pin to a CPU here") != std::string::npos) GTEST_SKIP() << why;
   EXPECT_NE(why.find("answered backend/new with"), std::string::npos) << why;
   EXPECT_NE(why.find("starved on purpose, not hung"), std::string::npos) << why;
   EXPECT_EQ(why.find("(hung)"), std::string::npos) << why;
