@@ -59,6 +59,10 @@ def answer(request, result):
     send({"jsonrpc": "2.0", "id": request["id"], "result": result})
 
 
+def answer_error(request, message):
+    send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": message}})
+
+
 def log(text):
     sys.stderr.write("bad_adapter: " + text + "\n")
     sys.stderr.flush()
@@ -129,8 +133,7 @@ def break_protocol(request):
         try:
             os.sched_setaffinity(0, {cpu})
         except OSError as e:  # a sandbox that forbids it: the test skips
-            send({"jsonrpc": "2.0", "id": request["id"],
-                  "error": {"code": -32601, "message": "cannot pin to a CPU here: %s" % e}})
+            answer_error(request, "cannot pin to a CPU here: %s" % e)
             return
         busy = os.fork()
         if busy == 0:
@@ -142,8 +145,7 @@ def break_protocol(request):
             pass
         os.kill(busy, signal.SIGKILL)
         os.waitpid(busy, 0)
-        send({"jsonrpc": "2.0", "id": request["id"],
-              "error": {"code": -32601, "message": "starved on purpose, not hung"}})
+        answer_error(request, "starved on purpose, not hung")
         return
     if MODE == "spin":
         log("computing forever on purpose")
@@ -195,16 +197,14 @@ def respond(request):
         sys.stderr.write("debug " + "x" * 70000 + " key " +
                          os.environ.get("BAD_ADAPTER_SECRET", "") + "\n")
         sys.stderr.flush()
-        send({"jsonrpc": "2.0", "id": request["id"],
-              "error": {"code": -32601, "message": "not in this adapter (backend/new)"}})
+        answer_error(request, "not in this adapter (backend/new)")
     elif method == "backend/new" and MODE != "slow-start":
         break_protocol(request)
     elif MODE == "exit-mid-run":
         log("leaving in the middle of " + method)
         os._exit(0)
     else:
-        send({"jsonrpc": "2.0", "id": request["id"],
-              "error": {"code": -32601, "message": "not in this adapter (" + method + ")"}})
+        answer_error(request, "not in this adapter (" + method + ")")
     return True
 
 
