@@ -6,6 +6,8 @@
 #include <iostream>
 #include <string>
 
+#include "lizard/api/errors.h"
+#include "lizard/workspace/errors.h"
 #include "sweep.h"
 
 namespace {
@@ -14,12 +16,14 @@ constexpr const char* kUsage =
     R"(usage: lizard-sweep [--older-than MINUTES] [--run RUN_ID] [--dry-run]
 
 Deletes the sandboxes of the project that earlier live conformance runs tagged
-("lizard-conformance-run", in the create metadata or, where the platform drops
-metadata, in the file /root/.lizard/tags inside the sandbox) and that are at
-least MINUTES old (default 30; 0 to 5256000), and prints each one it deleted or kept.
-Untagged sandboxes are never touched. Credentials: LIZARD_API_KEY and
-LIZARD_PROJECT_ID; LIZARD_API_URL overrides the endpoint. Exit status: 0, 1
-when a delete failed, 2 on a usage or credentials error.
+("lizard-conformance-run", in the create metadata or, for a sandbox without
+any metadata (a platform that drops it), in the file /root/.lizard/tags inside
+it) and that are at least MINUTES old (default 30; 0 to 5256000), and prints
+each one it deleted, kept, or could not check. Untagged sandboxes are never
+touched. --run deletes only that run's (its ID is printed when the run starts).
+Credentials: LIZARD_API_KEY and LIZARD_PROJECT_ID; LIZARD_API_URL overrides
+the endpoint. Exit status: 0; 1 when a delete failed, a sandbox's tags could
+not be read, or the listing failed; 2 on a usage or credentials error.
 )";
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -52,6 +56,8 @@ int main(int argc, char** argv) {
       options.older_than = std::chrono::minutes(minutes);
     } else if (arg == "--run") {
       options.run_id = value();
+      // An empty --run "$RUN_ID" would otherwise mean every run's sandboxes.
+      if (options.run_id.empty()) usage_error("--run needs a run ID (lc-...), not ''");
     } else if (arg == "--dry-run") {
       options.dry_run = true;
     } else {
@@ -63,9 +69,16 @@ int main(int argc, char** argv) {
   }
   try {
     const auto result = lizard::sweep::sweep(options, &std::cout);
-    return result.failed.empty() ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::cerr << "lizard-sweep: " << e.what() << "\n";
+    return result.failed.empty() && result.unchecked.empty() ? 0 : 1;
+  } catch (const lizard::api::NotFoundError& e) {  // LIZARD_PROJECT_ID names no project
+    std::cerr << "lizard-sweep: " << lizard::sweep::printable(e.what(), 1000) << "\n";
     return 2;
+  } catch (const lizard::workspace::WorkspaceAuthenticationError& e) {
+    std::cerr << "lizard-sweep: " << lizard::sweep::printable(e.what(), 1000) << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "lizard-sweep: the sandboxes could not be listed: "
+              << lizard::sweep::printable(e.what(), 1000) << "\n";
+    return 1;
   }
 }

@@ -66,6 +66,18 @@ class SweepTest : public testing::TestWithParam<mock::Era> {
     return t.value_or(std::chrono::system_clock::now());
   }
 
+  // A `status` answer to `times` requests (-1: all) matching METHOD and the path's glob.
+  static mock::FaultRule testing_fault(std::string method, std::string path, int status,
+                                       int times) {
+    mock::FaultRule rule;
+    rule.method = std::move(method);
+    rule.path_pattern = std::move(path);
+    rule.status = status;
+    rule.times = times;
+    if (status == 429) rule.body = R"({"error":"slow down","retryAfterS":1})";
+    return rule;
+  }
+
   static bool has(const std::vector<SweptSandbox>& list, const std::string& id) {
     return std::any_of(list.begin(), list.end(), [&](const SweptSandbox& s) { return s.id == id; });
   }
@@ -137,14 +149,93 @@ INSTANTIATE_TEST_SUITE_P(Eras, SweepTest,
                                                                         : "Firecracker";
                          });
 
-TEST(SweepParseTime, AcceptsTheApiFormatAndRejectsOthers) {
-  auto t = parse_time("1970-01-01T00:01:00.250Z");
-  ASSERT_TRUE(t.has_value());
-  EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(t->time_since_epoch()).count(),
-            60250);
-  EXPECT_TRUE(parse_time("2025-01-31T12:34:56Z").has_value());
-  EXPECT_FALSE(parse_time("yesterday").has_value());
-  EXPECT_FALSE(parse_time("2025-01-31T12:34:56+02:00").has_value());
+// A sandbox's own files cannot tag it where the platform keeps metadata:
+// code running in it could write the tags file. Where metadata is dropped
+// (kubernetes), the file is all there is.
+TEST_P(SweepTest, ATagsFileCountsOnlyWhereThePlatformKeptNoMetadata) {
+  const std::string forged = create({{"owner", "alice"}});
+  client_->write_text_file(forged, workspace::kTagsFile, std::string(kRunTag) + "=run-a\n");
+  server_.advance_clock(std::chrono::minutes(45));
+  const std::string fresh = create({{"owner", "alice"}});
+
+  SweepOptions options;
+  options.client = client_options_;
+  options.now = mock_now(fresh);
+  std::ostringstream log;
+  const SweepResult result = sweep(options, &log);
+  if (GetParam() == mock::Era::kFirecracker) {
+    EXPECT_TRUE(result.deleted.empty()) << log.str();
+    EXPECT_TRUE(alive(forged)) << "a sandbox with metadata was deleted for a file inside it";
+  } else {
+    EXPECT_TRUE(has(result.deleted, forged)) << log.str();
+  }
+}
+
+// A tags file that cannot be read (503 after the retries) is no "untagged":
+// the sandbox is left alone, said, and the sweep fails (exit 1). A 429 is
+// waited out and the sandbox swept. A delete's transient failure is retried.
+TEST_P(SweepTest, UnreadableTagsAndTransientDeletesAreRetriedThenReported) {
+  const std::string old_tagged = create({{kRunTag, "run-a"}});
+  server_.advance_clock(std::chrono::minutes(45));
+  const std::string fresh = create({{kRunTag, "run-b"}});
+  SweepOptions options;
+  options.client = client_options_;
+  options.now = mock_now(fresh);
+  options.run_id = "run-a";
+  if (GetParam() == mock::Era::kKubernetes) {
+    server_.add_fault(testing_fault("GET", "/api/sandboxes/*/files", 503, -1));
+    std::ostringstream log;
+    const SweepResult result = sweep(options, &log);
+    EXPECT_EQ(result.unchecked.size(), 2u) << log.str();
+    EXPECT_TRUE(result.deleted.empty()) << log.str();
+    EXPECT_TRUE(alive(old_tagged));
+    EXPECT_NE(log.str().find("COULD NOT CHECK " + old_tagged), std::string::npos) << log.str();
+    EXPECT_NE(log.str().find("could not check 2"), std::string::npos) << log.str();
+    server_.clear_faults();
+    // One 429 with Retry-After on the read: waited out.
+    server_.add_fault(testing_fault("GET", "/api/sandboxes/*/files", 429, 1));
+  }
+  server_.add_fault(testing_fault("DELETE", "/api/sandboxes/*", 503, 1));
+  std::ostringstream log;
+  const SweepResult result = sweep(options, &log);
+  EXPECT_TRUE(result.unchecked.empty()) << log.str();
+  EXPECT_TRUE(result.failed.empty()) << log.str();
+  EXPECT_TRUE(has(result.deleted, old_tagged)) << log.str();
+  EXPECT_FALSE(alive(old_tagged));
+}
+
+TEST(SweepParseTime, ReadsRfc3339WithItsOffsetAndRejectsAnythingElse) {
+  using std::chrono::milliseconds;
+  auto ms = [](const std::string& text) -> std::optional<long long> {
+    const auto t = parse_time(text);
+    if (!t) return std::nullopt;
+    return std::chrono::duration_cast<milliseconds>(t->time_since_epoch()).count();
+  };
+  EXPECT_EQ(ms("1970-01-01T00:01:00.250Z"), 60250);
+  EXPECT_EQ(ms("1970-01-01T00:01:00Z"), 60000);
+  EXPECT_EQ(ms("1970-01-01t00:01:00.2z"), 60200);
+  // An offset: the local time is that far ahead of UTC, at every fraction's length.
+  EXPECT_EQ(ms("1970-01-01T02:01:00+02:00"), 60000);
+  EXPECT_EQ(ms("1970-01-01T02:01:00.123+02:00"), 60123);
+  EXPECT_EQ(ms("1970-01-01T02:01:00.123456+02:00"), 60123);
+  EXPECT_EQ(ms("1970-01-01T00:01:00.123456789-00:30"), 60123 + 30 * 60000);
+  EXPECT_EQ(ms("1970-01-01T00:01:00+00:00"), 60000);
+  EXPECT_EQ(ms("2024-02-29T00:00:00Z"), 1709164800000LL);
+  for (const char* bad :
+       {"yesterday", "", "2025-01-31T12:34:56", "2025-01-31 12:34:56Z", "2025-01-31T12:34:56ZZ",
+        "2025-01-31T12:34:56.Z", "2025-01-31T12:34:56+0200", "2025-01-31T12:34:56+02",
+        "2025-01-31T12:34:56+24:00", "2025-02-31T12:34:56Z", "2025-13-01T00:00:00Z",
+        "2025-01-31T24:00:00Z", "2025-1-31T12:34:56Z", "2025-01-31T12:34:56Z trailing",
+        // A time_point of nanoseconds ends in 2262: a far future must not wrap into the past.
+        "9999-12-31T23:59:59.999Z", "2263-01-01T00:00:00Z", "1000-01-01T00:00:00Z"}) {
+    EXPECT_FALSE(parse_time(bad).has_value()) << bad;
+  }
+}
+
+TEST(SweepPrintable, ControlBytesAndNonAsciiAreEscapedAndLongTextCut) {
+  EXPECT_EQ(printable("lc-1a2b cmd.timeout"), "lc-1a2b cmd.timeout");
+  EXPECT_EQ(printable("a\rdeleted 0\x1b[8m\\ü"), "a\\x0ddeleted 0\\x1b[8m\\x5c\\xc3\\xbc");
+  EXPECT_EQ(printable(std::string(500, 'x')).size(), 203u);
 }
 
 }  // namespace

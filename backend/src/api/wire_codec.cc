@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 #include <variant>
 
@@ -151,14 +152,19 @@ rapidjson::Document parse(std::string_view body, std::string_view what) {
 // `0` or `{}`, so a hostile answer of tens of MiB would cost gigabytes.
 constexpr std::size_t kMaxArrayAnswerEntries = 1'000'000;
 
-// Every element of a JSON array answer (anything else: none; an element that
-// is not an object decodes as an empty one). An array over
-// kMaxArrayAnswerEntries is refused before anything is decoded.
+// Every element of a JSON array answer (an element that is not an object
+// decodes as an empty one). Anything but an array is a WorkspaceError: an
+// object such as {"items": [...]} or an error body answered with 200 is not
+// an empty listing. An array over kMaxArrayAnswerEntries is refused before
+// anything is decoded.
 template <typename Decode>
 auto decode_array(std::string_view body, std::string_view what, Decode decode) {
   const auto doc = parse(body, what);
   std::vector<decltype(decode(doc))> out;
-  if (!doc.IsArray()) return out;
+  if (!doc.IsArray()) {
+    throw workspace::WorkspaceError(std::string(what) +
+                                    ": the API answered with something other than a list");
+  }
   const auto items = doc.GetArray();
   if (items.Size() > kMaxArrayAnswerEntries) {
     throw workspace::WorkspaceError(std::string(what) + ": the API answered with " +
@@ -256,12 +262,28 @@ std::string escape_segment(std::string_view segment) {
   return out;
 }
 
+namespace {
+
+// An ID as one segment of a URL path. "", "." and ".." would name another
+// route (curl folds "/api/sandboxes/.." into "/api/", and "/api/sandboxes/"
+// is the list): refused before any request, whoever passed them (a caller,
+// or a listing a hostile server answered).
+std::string id_segment(std::string_view id, const char* what) {
+  if (id.empty() || id == "." || id == "..") {
+    throw std::invalid_argument(std::string(what) + " \"" + std::string(id) +
+                                "\" cannot name a route of the API");
+  }
+  return escape_segment(id);
+}
+
+}  // namespace
+
 std::string sandbox_path(std::string_view sandbox_id, std::string_view rest) {
-  return "/api/sandboxes/" + escape_segment(sandbox_id) + std::string(rest);
+  return "/api/sandboxes/" + id_segment(sandbox_id, "the sandbox ID") + std::string(rest);
 }
 
 std::string project_path(std::string_view project_id, std::string_view rest) {
-  return "/api/projects/" + escape_segment(project_id) + std::string(rest);
+  return "/api/projects/" + id_segment(project_id, "the project ID") + std::string(rest);
 }
 
 // --- request bodies -----------------------------------------------------------

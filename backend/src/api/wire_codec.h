@@ -31,9 +31,10 @@ namespace lizard::api::internal {
 
 // Percent-encodes everything but [A-Za-z0-9-_.~].
 std::string escape_segment(std::string_view segment);
-// "/api/sandboxes/{id}" + rest.
+// "/api/sandboxes/{id}" + rest; std::invalid_argument for an ID of "", "."
+// or "..", which would name another route.
 std::string sandbox_path(std::string_view sandbox_id, std::string_view rest = {});
-// "/api/projects/{id}" + rest.
+// "/api/projects/{id}" + rest (the same IDs refused).
 std::string project_path(std::string_view project_id, std::string_view rest = {});
 
 // --- request bodies ---------------------------------------------------------

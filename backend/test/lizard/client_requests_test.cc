@@ -491,6 +491,48 @@ TEST_F(ScriptedClientTest, DeeplyNestedAnswersAreAWorkspaceErrorNotACrash) {
   EXPECT_NO_THROW(client_.list_sandboxes());
 }
 
+// An ID a hostile listing (or a caller) gives that would make the URL name
+// another route: "/api/sandboxes/.." is "/api/" once curl folds it, and
+// "/api/sandboxes/" the list. Refused before any request; "..." and "a.b"
+// are IDs like any other.
+TEST_F(ScriptedClientTest, IdsThatWouldNameAnotherRouteAreRefusedBeforeAnyRequest) {
+  for (const std::string id : {"", ".", ".."}) {
+    EXPECT_THROW(client_.get_sandbox(id), std::invalid_argument) << id;
+    EXPECT_THROW(client_.kill_sandbox(id), std::invalid_argument) << id;
+    EXPECT_THROW(client_.read_file(id, "/root/.lizard/tags"), std::invalid_argument) << id;
+    EXPECT_THROW(client_.list_sandboxes(id), std::invalid_argument) << id;
+  }
+  EXPECT_TRUE(transport_->sent().empty());
+  transport_->answer(404, R"({"error":"not found"})");
+  EXPECT_FALSE(client_.kill_sandbox("..."));
+  expect_request("DELETE", "/api/sandboxes/...");
+}
+
+// A listing answered as an object (a paginated envelope, an error body with
+// 200) or a scalar is not an empty listing: list_dir would say "empty" and
+// lizard-sweep "no sandboxes".
+TEST_F(ScriptedClientTest, AListingThatIsNotAJsonArrayIsAnErrorNotAnEmptyList) {
+  const std::vector<std::pair<std::string, std::function<std::size_t()>>> routes = {
+      {"list_projects", [&] { return client_.list_projects().size(); }},
+      {"list_sandboxes", [&] { return client_.list_sandboxes().size(); }},
+      {"list_processes", [&] { return client_.list_processes("s").size(); }},
+      {"list_files", [&] { return client_.list_files("s", "/").size(); }},
+      {"list_volumes", [&] { return client_.list_volumes("p").size(); }},
+  };
+  for (const std::string body : {R"({"sandboxes":[{"sandboxId":"s"}],"nextCursor":"c"})",
+                                 R"({"error":"busy"})", "{}", "null", "\"[]\"", "0"}) {
+    for (const auto& [name, route] : routes) {
+      transport_->answer(200, body);
+      EXPECT_THAT([&] { route(); }, ThrowsNonTransientError("something other than a list"))
+          << name << ": " << body;
+    }
+  }
+  for (const auto& [name, route] : routes) {
+    transport_->answer(200, "[]");
+    EXPECT_EQ(route(), 0u) << name;
+  }
+}
+
 TEST_F(ScriptedClientTest, WellFormedAnswersOfTheWrongShape) {
   transport_->answer(200, "{}");
   EXPECT_THAT([&] { client_.create_sandbox({.project_id = "p"}); },
@@ -505,10 +547,11 @@ TEST_F(ScriptedClientTest, WellFormedAnswersOfTheWrongShape) {
   EXPECT_THROW(client_.stat_file("s", "/f"), WorkspaceError);
   transport_->answer(200, R"([{"pid":1.5e19}])");
   EXPECT_THROW(client_.list_processes("s"), WorkspaceError);
-  // Lists answered with an object are empty, not an error (lenient across eras).
+  // Lists answered with an object: an error, not an empty list (every era
+  // answers a JSON array; AListingThatIsNotAJsonArrayIsAnErrorNotAnEmptyList).
   transport_->answer(200, R"({"items":[]})").answer(200, R"({"items":[]})");
-  EXPECT_TRUE(client_.list_files("s", "/").empty());
-  EXPECT_TRUE(client_.list_volumes("p").empty());
+  EXPECT_THROW(client_.list_files("s", "/"), WorkspaceError);
+  EXPECT_THROW(client_.list_volumes("p"), WorkspaceError);
   transport_->answer(200, R"({"name":7,"size":3.9,"type":null})");
   const auto odd = client_.stat_file("s", "/f");
   EXPECT_EQ(odd.name, "");

@@ -5,6 +5,7 @@
 // platform view a client can have (PlatformControl::facilities()).
 #include <algorithm>
 #include <cctype>
+#include <iostream>
 #include <random>
 #include <sstream>
 
@@ -212,7 +213,14 @@ class LiveFactory : public BackendFactory {
   }
   std::string name() const override { return "lizard (live API)"; }
   std::string profile() const override { return "lizard"; }
-  void preflight() override { internal::live_preflight(options_, *ledger_); }
+  void preflight() override {
+    // Said first, on stderr: a run killed before its report still named the
+    // tag its sandboxes carry (live/README.md, "Cleanup").
+    std::cerr << "live run " << options_.run_id << ": sandboxes tagged " << internal::kRunTag << "="
+              << options_.run_id << "; if this run is killed, `scripts/sweep-live --run "
+              << options_.run_id << " --older-than 0` deletes them\n";
+    internal::live_preflight(options_, *ledger_);
+  }
   std::unique_ptr<BackendSession> open(const RuleInfo& rule) override {
     LizardOptions options = options_.base;
     options.size = options_.size;
