@@ -99,11 +99,24 @@ void add_backend_options(CLI::App& app, CliOptions& o) {
       ->check(seconds_between(1, 1e9, "from 1 to 1e9"));
 }
 
+// CLI11 takes the next argument as an option's value even when it is another
+// option: `--filter $EMPTY --list-rules` would run every rule filtered on
+// "--list-rules", `--report-json --junit x` write a file named "--junit".
+// No value of these starts with "--" (a filter's exclusions start with one '-').
+CLI::Validator not_an_option() {
+  return CLI::Validator(
+      [](std::string& value) {
+        return value.rfind("--", 0) == 0 ? "needs a value, not the option " + value : std::string();
+      },
+      "", "not an option");
+}
+
 void add_run_options(CLI::App& app, CliOptions& o) {
   app.add_flag("--list-rules", o.list_rules,
                "print the rule table (ID, gtest name, profile, summary) of the selection and exit");
   app.add_option("--filter", o.filter,
-                 "rule IDs to run: ':'-separated globs, '-' excludes ('fs.*:-fs.large-*')");
+                 "rule IDs to run: ':'-separated globs, '-' excludes ('fs.*:-fs.large-*')")
+      ->check(not_an_option());
   app.add_option("-j,--jobs", o.jobs,
                  "rules running at once (those that wait by design start longest wait first, "
                  "in at most half the slots while rules that do not wait are left)")
@@ -124,7 +137,8 @@ void add_run_options(CLI::App& app, CliOptions& o) {
                  "exit status is 0 exactly when every result matches")
       ->check(CLI::ExistingFile);
   app.add_option("--write-expectations", o.write_expectations,
-                 "write this run's FAILs and SKIPs as an expectations file");
+                 "write this run's FAILs and SKIPs as an expectations file")
+      ->check(not_an_option());
   app.add_option("--compare", o.compare,
                  "an earlier JSON report: list the regressions and fixes against it")
       ->check(CLI::ExistingFile);
@@ -134,9 +148,9 @@ void add_run_options(CLI::App& app, CliOptions& o) {
 }
 
 void add_report_options(CLI::App& app, CliOptions& o) {
-  app.add_option("--report-md", o.report_md, "write a Markdown report");
-  app.add_option("--report-json", o.report_json, "write the JSON report");
-  app.add_option("--junit", o.junit, "write a JUnit XML report");
+  app.add_option("--report-md", o.report_md, "write a Markdown report")->check(not_an_option());
+  app.add_option("--report-json", o.report_json, "write the JSON report")->check(not_an_option());
+  app.add_option("--junit", o.junit, "write a JUnit XML report")->check(not_an_option());
 }
 
 void add_merge(CLI::App& app, CliOptions& o) {
@@ -153,8 +167,10 @@ void add_merge(CLI::App& app, CliOptions& o) {
       ->add_option("--expectations", o.expectations,
                    "judge the merged results against these expectations")
       ->check(CLI::ExistingFile);
-  merge->add_option("--write-expectations", o.write_expectations,
-                    "write the merged FAILs and SKIPs as an expectations file");
+  merge
+      ->add_option("--write-expectations", o.write_expectations,
+                   "write the merged FAILs and SKIPs as an expectations file")
+      ->check(not_an_option());
   merge->add_option("--compare", o.compare, "an earlier JSON report to compare with")
       ->check(CLI::ExistingFile);
   merge->callback([&o] { o.merge = true; });
@@ -200,6 +216,20 @@ std::optional<int> parse(int argc, const char* const* argv, CliOptions& options,
   } catch (const CLI::ParseError& e) {
     err << "lizard-conformance: " << e.what() << "\n(see lizard-conformance --help)\n";
     return 2;
+  }
+  if (options.gtest) {
+    // GoogleTest runs the rules then: what only the runner does would be
+    // silently left undone (an expectations file not judged, no report).
+    for (const char* only_runner :
+         {"--filter", "--jobs", "--rule-timeout", "--report-md", "--report-json", "--junit",
+          "--expectations", "--write-expectations", "--compare"}) {
+      if (app.count(only_runner) > 0) {
+        err << "lizard-conformance: " << only_runner
+            << " does not apply with --gtest (GoogleTest's own flags do: --gtest_filter, "
+               "--gtest_output)\n(see lizard-conformance --help)\n";
+        return 2;
+      }
+    }
   }
   const std::string problem = check_combinations(options);
   if (!problem.empty()) {

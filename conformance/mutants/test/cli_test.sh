@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # lizard-conformance's command line (ctest `conformance.cli`), on the local
-# backend: every old option spelling still works; usage errors, unwritable
-# outputs and stale expectations exit 2 before any rule; expectations decide
+# backend: every old option spelling still works; usage errors (an option
+# where a value belongs, runner options with --gtest, two outputs on one
+# file), unwritable outputs and stale expectations exit 2 before any rule; a
+# report that cannot be written whole is exit 2; a killed run leaves no
+# earlier report at its paths; expectations decide
 # the exit status; shards run from the options or GTEST_* variables merge
 # back into the whole selection; merge refuses overlaps; --compare.
 #   cli_test.sh path/to/lizard-conformance WORKDIR
@@ -55,11 +58,35 @@ done
 expect 2 budget-inf -- "$runner" --backend lizard --live --max-sandbox-seconds inf
 contains budget-inf "is not a number of seconds from 1 to 1e9"
 expect 2 no-match -- "$runner" --backend local --filter 'nothing.*'
+# An option's value that is another option (an empty variable before it).
+expect 2 swallowed-filter -- "$runner" --backend local --filter --list-rules
+contains swallowed-filter "needs a value, not the option --list-rules"
+expect 2 swallowed-report -- "$runner" --backend local --report-json --junit x.xml
+[[ -e ./--junit || -e x.xml ]] && fail "swallowed-report: a file was written"
+# What only the runner does, given with --gtest, would be left undone silently.
+for only in "--filter env.*" "--report-json g.json" "--junit g.xml" "--expectations /dev/null" "--jobs 2"; do
+  # shellcheck disable=SC2086 # the option and its value, split
+  expect 2 "gtest${only%% *}" -- "$runner" --backend local $only --gtest --gtest_filter=Conformance.EnvRefStable
+  contains "gtest${only%% *}" "${only%% *} does not apply with --gtest"
+done
+# Two outputs on one file.
+expect 2 same-file -- "$runner" --backend local --filter "$filter" --report-json same.out --junit ./same.out
+contains same-file "--report-json and --junit name one file"
 
 # 3. Output paths are checked before any rule.
 expect 2 unwritable -- "$runner" --backend local --filter "$filter" --report-json /nonexistent-lc/r.json
 contains unwritable "cannot write --report-json /nonexistent-lc/r.json"
 grep -q '^\[' unwritable.out && fail "unwritable: a rule ran"
+
+# A report that cannot be written whole: exit 2 with the reason, and nothing
+# half written under the name (here a full device is the only "file" left).
+expect 2 full -- "$runner" --backend local --filter cmd.result-fields --report-json /dev/full
+contains full "cannot write /dev/full: No space left on device"
+# A run that cannot finish leaves no earlier report behind at its paths.
+echo '{"stale": true}' >stale-report.json
+expect 137 killed -- timeout -s KILL 4 "$runner" --backend local --filter 'cmd.*' --jobs 1 \
+  --report-json stale-report.json
+[[ -e stale-report.json ]] && fail "killed: an earlier run's report is still there"
 
 # 4. Expectations.
 printf 'cmd.result-fields FAIL fine\ncmd.gone-rule FAIL renamed\n' >stale.txt

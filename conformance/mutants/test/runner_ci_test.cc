@@ -186,6 +186,33 @@ TEST(Reports, TextThatIsNotUtf8OrSpansLinesStaysInItsPlace) {
   EXPECT_EQ(back.backend, "bad\xef\xbf\xbd\xef\xbf\xbd name\n# injected");
 }
 
+// Characters XML 1.0 has none for (an adapter sends them as \ufffe, \uffff,
+// \u0001) make a JUnit consumer reject the whole file; a terminal's escape
+// sequences in a backend's name must not reach a console or a Markdown
+// heading.
+TEST(Reports, JunitHasOnlyXmlCharactersAndMarkdownNoControlCharacters) {
+  RunReport report;
+  report.suite_version = kSuiteVersion;
+  report.backend = "evil \xef\xbf\xbe\xef\xbf\xbf \x1b]0;pwned\x07\x1b[2J\x7f end";
+  report.rules.push_back(
+      result("cmd.result-fields", Status::kFail, "msg \xef\xbf\xbe\x01 \xef\xbf\xbf end"));
+  std::ostringstream md, junit;
+  write_markdown(report, md);
+  write_junit(report, junit);
+  for (const char* bad : {"\xef\xbf\xbe", "\xef\xbf\xbf", "\x01", "\x1b", "\x07"}) {
+    EXPECT_EQ(junit.str().find(bad), std::string::npos) << junit.str();
+  }
+  EXPECT_NE(junit.str().find("msg ?? ? end"), std::string::npos) << junit.str();
+  for (const char* bad : {"\x1b", "\x07", "\x7f"}) {
+    EXPECT_EQ(md.str().find(bad), std::string::npos) << md.str();
+  }
+  // U+FFFD and other characters stay.
+  report.backend = "caf\xc3\xa9 \xef\xbf\xbd";
+  std::ostringstream junit2;
+  write_junit(report, junit2);
+  EXPECT_NE(junit2.str().find("caf\xc3\xa9 \xef\xbf\xbd"), std::string::npos) << junit2.str();
+}
+
 TEST(Expectations, AllMatchedIsExitZeroAndWrittenExpectationsReadBack) {
   RunReport report = judged_report();
   report.rules.pop_back();

@@ -55,7 +55,13 @@ std::string one_line(std::string_view text, std::size_t max) {
       line += "...";
       break;
     }
-    line += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+    // Whitespace as a space; every other control character (ESC of a
+    // terminal's escape sequence, BEL, NUL, DEL) as '?': an adapter's text
+    // reaches the console and the reports.
+    const auto u = static_cast<unsigned char>(c);
+    line += (c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f') ? ' '
+            : (u < 0x20 || u == 0x7f)                                       ? '?'
+                                                                            : c;
   }
   return workspace::repair_utf8(line);
 }

@@ -41,7 +41,8 @@ inline constexpr std::chrono::milliseconds kPoll{200};
 // How long the readers still take output once the adapter has exited and the
 // session is stopping (Connection::past_drain).
 inline constexpr std::chrono::milliseconds kDrainAfterExit{500};
-// `text` on one line of at most `max` characters (then "..."), valid UTF-8.
+// `text` on one line of at most `max` characters (then "..."), valid UTF-8:
+// whitespace as spaces, every other control character as '?'.
 std::string one_line(std::string_view text, std::size_t max);
 // "2.5 s"
 std::string seconds_text(std::chrono::milliseconds ms);

@@ -1,7 +1,12 @@
 // The report formats: the console summary, Markdown, JSON and JUnit XML, and
 // what a report says about expectations, shards and a comparison.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <ostream>
@@ -49,9 +54,21 @@ std::string json_escape(const std::string& text) {
   return out;
 }
 
+// XML 1.0 text: the five specials escaped, UTF-8 repaired, and what XML 1.0
+// has no character for (C0 controls but tab and newline, U+FFFE, U+FFFF)
+// as '?': a JUnit consumer rejects the whole file over one of them.
 std::string xml_escape(const std::string& text) {
   std::string out;
-  for (unsigned char c : workspace::repair_utf8(text)) {
+  const std::string repaired = workspace::repair_utf8(text);
+  for (std::size_t i = 0; i < repaired.size(); ++i) {
+    const auto c = static_cast<unsigned char>(repaired[i]);
+    if (c == 0xEF && i + 2 < repaired.size() &&
+        static_cast<unsigned char>(repaired[i + 1]) == 0xBF &&
+        (static_cast<unsigned char>(repaired[i + 2]) & 0xFE) == 0xBE) {
+      out += '?';  // U+FFFE or U+FFFF
+      i += 2;
+      continue;
+    }
     switch (c) {
       case '<':
         out += "&lt;";
@@ -83,8 +100,14 @@ std::string md_escape(const std::string& text) {
 
 std::string md_line(const std::string& text) {
   std::string out = md_escape(text);
-  std::replace_if(
-      out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\r') {
+      c = ' ';
+    } else if (u < 0x20 || u == 0x7f) {
+      c = '?';  // an escape sequence of a backend's text must not reach a terminal
+    }
+  }
   return out;
 }
 
@@ -449,14 +472,45 @@ void write_junit(const RunReport& report, std::ostream& out) {
   out << "  </testsuite>\n</testsuites>\n";
 }
 
+namespace {
+
+// Writes `path` whole or not at all: into a file beside it, flushed, closed
+// and checked, then renamed over it, so that a full disk or a run killed
+// while writing never leaves half a report (or an empty one) under the name
+// CI reads. A path that exists and is not a regular file (/dev/stdout, a
+// FIFO, a symbolic link) is written in place, its errors checked the same.
+// Empty on success, else the reason.
+template <typename Writer>
+std::string write_whole(const std::string& path, const RunReport& report, const Writer& writer) {
+  struct stat st {};
+  const bool in_place = ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  const std::string target =
+      in_place ? path : path + ".lizard-tmp-" + std::to_string(static_cast<long>(::getpid()));
+  std::string problem;
+  {
+    errno = 0;
+    std::ofstream file(target, std::ios::binary | std::ios::trunc);
+    if (file) writer(report, file);
+    if (file) file.close();
+    if (!file || file.is_open()) problem = errno != 0 ? std::strerror(errno) : "write failed";
+  }
+  if (in_place) return problem;
+  if (problem.empty() && std::rename(target.c_str(), path.c_str()) != 0) {
+    problem = std::strerror(errno);
+  }
+  if (!problem.empty()) std::remove(target.c_str());
+  return problem;
+}
+
+}  // namespace
+
 bool write_report_files(const RunReport& report, const RunnerOptions& options, std::ostream& err) {
   bool ok = true;
   auto write = [&](const std::string& path, const auto& writer) {
     if (path.empty()) return;
-    std::ofstream file(path);
-    if (file) writer(report, file);
-    if (!file) {
-      err << "lizard-conformance: cannot write " << path << "\n";
+    const std::string problem = write_whole(path, report, writer);
+    if (!problem.empty()) {
+      err << "lizard-conformance: cannot write " << path << ": " << problem << "\n";
       ok = false;
     }
   };

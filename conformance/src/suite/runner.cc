@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -358,11 +359,33 @@ std::vector<std::string> unwritable_outputs(const RunnerOptions& options) {
       {"--report-json", &options.report_json},
       {"--junit", &options.junit},
       {"--write-expectations", &options.write_expectations}};
+  std::map<std::string, const char*> seen;  // a file's identity -> the option that names it
   for (const auto& [option, path] : outputs) {
     std::string problem = check_writable(option, *path);
     if (!problem.empty()) problems.push_back("cannot write " + problem);
+    if (path->empty()) continue;
+    // Two outputs on one file: the second would replace the first (by
+    // device and inode when it exists, else by its absolute, normal path).
+    struct stat st {};
+    std::error_code ec;
+    const std::string identity =
+        ::stat(path->c_str(), &st) == 0
+            ? std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino)
+            : std::filesystem::absolute(*path, ec).lexically_normal().string();
+    const auto [it, fresh] = seen.emplace(identity, option);
+    if (!fresh)
+      problems.push_back(std::string(it->second) + " and " + option + " name one file, " + *path);
   }
   return problems;
+}
+
+void remove_earlier_reports(const RunnerOptions& options) {
+  for (const std::string* path : {&options.report_md, &options.report_json, &options.junit}) {
+    struct stat st {};
+    if (!path->empty() && ::lstat(path->c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      ::unlink(path->c_str());
+    }
+  }
 }
 
 int run_conformance(BackendFactory& factory, const RunnerOptions& options) {
@@ -377,6 +400,7 @@ int run_conformance(BackendFactory& factory, const RunnerOptions& options) {
         << "\n";
     return 2;
   }
+  remove_earlier_reports(options);
   if (options.out) {
     *options.out << "lizard-conformance " << kSuiteVersion << " against " << factory.name() << ", "
                  << options.jobs << " jobs";

@@ -165,14 +165,16 @@ std::vector<const RuleInfo*> select_rules(std::string_view filter, ShardSpec sha
 RunReport run_rules(BackendFactory& factory, const RunnerOptions& options);
 
 // Checks that every output file of `options` can be written (without
-// truncating an existing one); one line per problem, empty when all can.
+// truncating an existing one) and that no two name one file; one line per
+// problem, empty when all can.
 std::vector<std::string> unwritable_outputs(const RunnerOptions& options);
 
-// unwritable_outputs() (exit 2 when one fails), factory.preflight(),
-// run_rules(), the comparison, then the summary table on options.out and the
-// report files. Returns RunReport::exit_status(): 0 when every result is as
-// expected, 1 otherwise; 2 when an output path cannot be written or the
-// preflight fails (before any rule), or a report cannot be written.
+// unwritable_outputs() (exit 2 when one fails), factory.preflight(), then
+// the reports of an earlier run at the given paths removed (a run killed
+// before its end leaves none, not a stale PASS), run_rules(), the
+// comparison, then the summary table on options.out and the report files. Returns
+// RunReport::exit_status(): 0 when every result is as expected, 1 otherwise; 2 when an output path
+// cannot be written or the preflight fails (before any rule), or a report cannot be written.
 int run_conformance(BackendFactory& factory, const RunnerOptions& options);
 
 // Fills report.comparison from `old` (see Comparison).
@@ -187,8 +189,10 @@ void write_summary_table(const RunReport& report, std::ostream& out);
 void write_comparison(const RunReport& report, std::ostream& out);
 
 // Writes the report files named in options (report_md, report_json, junit,
-// write_expectations); returns false, with one line per failure on `err`,
-// when one could not be written.
+// write_expectations), each whole or not at all (written beside, checked,
+// then renamed over the path; a path that is not a regular file, such as
+// /dev/stdout, in place); returns false, with one line per failure and its
+// reason on `err`, when one could not be written.
 bool write_report_files(const RunReport& report, const RunnerOptions& options, std::ostream& err);
 
 }  // namespace lizard::conformance

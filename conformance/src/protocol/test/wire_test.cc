@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "connection.h"
 #include "lizard/workspace/errors.h"
 #include "schemas.h"
 #include "wire.h"
@@ -23,6 +24,17 @@ using protocol::ProtocolSchemas;
 
 // ---------------------------------------------------------------------------
 // The wire format.
+
+// An adapter's name, profile, stderr and messages reach the console and the
+// reports through one_line: its escape sequences (retitle the terminal,
+// clear the screen, overwrite a line of a CI log) must not.
+TEST(Wire, OneLineKeepsNoControlCharacter) {
+  using namespace std::string_view_literals;
+  EXPECT_EQ(protocol::one_line("x\x1b]0;pwned\x07\x1b[2J\x00\x7f y\n\tz\r\v"sv, 200),
+            std::string("x?]0;pwned??[2J?? y  z  "));
+  EXPECT_EQ(protocol::one_line("caf\xc3\xa9", 200), "caf\xc3\xa9");
+  EXPECT_EQ(protocol::one_line("abcdef", 3), "abc...");
+}
 
 TEST(Wire, Base64RoundTripsEveryByteAndLength) {
   std::string all;
