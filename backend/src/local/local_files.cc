@@ -254,8 +254,12 @@ void make_directories(const std::string& path) {
     const int error = errno;
     const bool last = i + 1 == parts.size();
     if (error == EEXIST) {
+      // Something is there: a directory (or a link to one) is fine; a link
+      // that loops or dangles is what stat says (ELOOP, ENOENT), as mkdir
+      // of a path through it would; anything else is in the way.
       struct stat st {};
-      if (::stat(current.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) continue;
+      if (::stat(current.c_str(), &st) != 0) throw_errno("make_dir", path, errno);
+      if (S_ISDIR(st.st_mode)) continue;
       throw_errno("make_dir", path, last ? EEXIST : ENOTDIR);
     }
     throw_errno("make_dir", path, error);

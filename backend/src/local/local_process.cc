@@ -332,6 +332,12 @@ class CommandWatch {
   [[noreturn]] void throw_over_limit() {
     ::kill(-child_.pid(), SIGKILL);
     child_.reap();
+    // The other stream's head includes what the command wrote to it before
+    // it went over, still in its pipe: take what is there now (a stream
+    // still within the limit reads at most up to it; the one over it keeps
+    // its head).
+    if (out_.data.size() <= kOutputLimitBytes) out_.drain();
+    if (err_.data.size() <= kOutputLimitBytes) err_.drain();
     throw WorkspaceOutputLimitError(
         "output exceeded the limit of " + std::to_string(kOutputLimitBytes) + " bytes per stream",
         kOutputLimitBytes, head_of(out_.data), head_of(err_.data));
@@ -396,18 +402,22 @@ std::optional<ProcessOutcome> run_process(const ProcessSpec& spec, const Process
   return outcome;
 }
 
-bool signal_own_group(pid_t group, int signal) {
+namespace {
+
+// Calls fn(pid, group, start time) for every process of this process's
+// session (/proc/PID/stat: fields 5, 6 and 22); stops when fn returns true.
+template <typename Fn>
+void for_each_own_process(Fn&& fn) {
   const pid_t session = ::getsid(0);
   DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return false;
-  bool found = false;
+  if (proc == nullptr) return;
   while (const dirent* item = ::readdir(proc)) {
     const std::string_view name = item->d_name;
     if (name.front() < '0' || name.front() > '9') continue;
     const std::string path = "/proc/" + std::string(name) + "/stat";
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
-    char buffer[512];
+    char buffer[1024];
     const ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
     ::close(fd);
     if (n <= 0) continue;
@@ -417,13 +427,44 @@ bool signal_own_group(pid_t group, int signal) {
     if (rest == nullptr) continue;
     char state = 0;
     int ppid = 0, pgrp = 0, sid = 0;
-    if (std::sscanf(rest + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4) continue;
-    if (pgrp == group && sid == session) {
-      found = true;
-      break;
+    unsigned long long start = 0;
+    if (std::sscanf(rest + 1,
+                    " %c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                    &state, &ppid, &pgrp, &sid, &start) != 5) {
+      continue;
     }
+    if (sid == session && fn(static_cast<pid_t>(std::atol(item->d_name)), pgrp, start)) break;
   }
   ::closedir(proc);
+}
+
+}  // namespace
+
+bool signal_own_group(pid_t group, int signal) {
+  bool found = false;
+  for_each_own_process(
+      [&](pid_t, pid_t pgrp, unsigned long long) { return found = pgrp == group; });
+  if (found) ::kill(-group, signal);
+  return found;
+}
+
+std::vector<ProcessIdentity> own_group_members(pid_t group) {
+  std::vector<ProcessIdentity> members;
+  for_each_own_process([&](pid_t pid, pid_t pgrp, unsigned long long start) {
+    if (pgrp == group) members.push_back({pid, start});
+    return false;
+  });
+  return members;
+}
+
+bool signal_group_of(pid_t group, const std::vector<ProcessIdentity>& members, int signal) {
+  bool found = false;
+  for_each_own_process([&](pid_t pid, pid_t pgrp, unsigned long long start) {
+    found = pgrp == group &&
+            std::any_of(members.begin(), members.end(),
+                        [&](const ProcessIdentity& m) { return m.pid == pid && m.start == start; });
+    return found;
+  });
   if (found) ::kill(-group, signal);
   return found;
 }

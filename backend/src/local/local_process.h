@@ -68,4 +68,21 @@ std::optional<ProcessOutcome> run_process(const ProcessSpec& spec, const Process
 // unrelated program is never signalled. Returns true when it signalled.
 bool signal_own_group(pid_t group, int signal);
 
+// One process for good: its pid and its start time (clock ticks after boot,
+// /proc/PID/stat field 22); a pid alone may be reused.
+struct ProcessIdentity {
+  pid_t pid = 0;
+  unsigned long long start = 0;
+};
+
+// The members of process group `group` in this process's session, now.
+std::vector<ProcessIdentity> own_group_members(pid_t group);
+
+// Sends `signal` to group `group` only when one of `members` is still in it
+// with its start time: the group then was never empty, so its id was never
+// free for another program's group (a group left by a command whose
+// background children all ended may be reused after the pids wrap). Returns
+// true when it signalled.
+bool signal_group_of(pid_t group, const std::vector<ProcessIdentity>& members, int signal);
+
 }  // namespace lizard::workspace::internal

@@ -169,8 +169,9 @@ class LocalWorkspaceBackend::Impl {
     }
 
     if (outcome->group_lingers) {
+      auto members = internal::own_group_members(outcome->group);
       const std::lock_guard lock(mutex_);
-      lingering_.insert(outcome->group);
+      if (!members.empty()) lingering_[outcome->group] = std::move(members);
     }
     if (destroyed_.load()) {
       throw WorkspaceUnavailableError("the local environment was destroyed while the command ran");
@@ -188,7 +189,9 @@ class LocalWorkspaceBackend::Impl {
         const std::uint64_t one = 1;
         [[maybe_unused]] const ssize_t n = ::write(running.wake_fd, &one, sizeof one);
       }
-      for (const pid_t group : lingering_) internal::signal_own_group(group, SIGKILL);
+      for (const auto& [group, members] : lingering_) {
+        internal::signal_group_of(group, members, SIGKILL);
+      }
       lingering_.clear();
     }
     // Killed processes may still be finishing a write into the tree; a few
@@ -312,7 +315,9 @@ class LocalWorkspaceBackend::Impl {
   std::map<std::uint64_t, Running> running_;
   std::uint64_t next_id_ = 0;
   // Process groups whose background members outlived their command.
-  std::set<pid_t> lingering_;
+  // Groups of commands whose background children outlived them, with the
+  // members seen then (stopped at destroy only while one of them lives).
+  std::map<pid_t, std::vector<internal::ProcessIdentity>> lingering_;
 };
 
 LocalWorkspaceBackend::LocalWorkspaceBackend(LocalOptions options)
@@ -370,6 +375,9 @@ void LocalWorkspaceBackend::remove(const std::string& path) {
   const std::string target =
       name == ".." ? internal::resolve_path(path) : join(internal::resolve_path(parent), name);
   refuse_remove_of_working_dir(target, impl_->root());
+  // A backend attached by a ref through a symbolic link has a root that is
+  // not the directory's real path: compare with that too.
+  refuse_remove_of_working_dir(target, internal::resolve_path(impl_->root()));
   try {
     internal::remove_path(target);
   } catch (const std::filesystem::filesystem_error& error) {

@@ -2,7 +2,7 @@
 // Beyond the suite's cmd.* rules (ctest conformance_local): program lookup
 // on the command's PATH, scripts without a shebang, a group that ignores
 // SIGTERM, no inherited descriptors, the exact minimal environment, a run
-// cancelled before it starts, and signal_own_group.
+// cancelled before it starts, signal_own_group and signal_group_of.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -204,6 +204,24 @@ TEST_F(Commands, OneByteOverTheLimitThrowsWithHeadsAndStopsTheGroup) {
   }
 }
 
+// What the other stream held when one went over is in the error's heads,
+// even when it is still in its pipe (the reader was busy with the flood).
+TEST_F(Commands, OverTheLimitTheOtherStreamsHeadHasWhatWasWrittenBefore) {
+  const std::string before = std::to_string(kOutputLimitBytes - 60);
+  for (int i = 0; i < 5; ++i) {
+    try {
+      // One process, no pause between the writes (a shell's next program's
+      // start gave the reader time to take stderr first).
+      backend_->run(Argv{{"perl", "-e",
+                          "$| = 1; print STDOUT 'x' x " + before +
+                              "; print STDERR 'ERR'; print STDOUT 'x' x 100"}});
+      ADD_FAILURE() << "no output-limit error";
+    } catch (const WorkspaceOutputLimitError& error) {
+      EXPECT_EQ(error.err_head(), "ERR") << "run " << i;
+    }
+  }
+}
+
 TEST_F(Commands, BackgroundChildDoesNotHoldTheResult) {
   const auto start = std::chrono::steady_clock::now();
   const auto result = backend_->run(Shell{"sleep 300 & echo $!; echo done"});
@@ -355,6 +373,23 @@ TEST(OwnGroupSignal, SignalsOnlyGroupsOfThisSession) {
   EXPECT_FALSE(internal::signal_own_group(std::numeric_limits<pid_t>::max(), 0));
   // This process's own group is in its session (signal 0 only probes).
   EXPECT_TRUE(internal::signal_own_group(::getpgrp(), 0));
+}
+
+// destroy() stops a command's lingering group only while a member it saw
+// then still runs: once they all ended, the group id may be another
+// command's (the pids wrapped), and that one must not be killed.
+TEST(OwnGroupSignal, ALingeringGroupIsSignalledOnlyWhileAMemberSeenThenLives) {
+  const auto members = internal::own_group_members(::getpgrp());
+  ASSERT_FALSE(members.empty());
+  EXPECT_TRUE(std::any_of(members.begin(), members.end(),
+                          [](const internal::ProcessIdentity& m) { return m.pid == ::getpid(); }));
+  EXPECT_TRUE(internal::signal_group_of(::getpgrp(), members, 0));
+  // The same pids with other start times: processes that ended, their pids
+  // (and so the group's id) reused by others.
+  auto gone = members;
+  for (auto& m : gone) m.start += 1;
+  EXPECT_FALSE(internal::signal_group_of(::getpgrp(), gone, 0));
+  EXPECT_FALSE(internal::signal_group_of(::getpgrp(), {}, 0));
 }
 
 }  // namespace

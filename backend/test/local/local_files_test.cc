@@ -244,6 +244,19 @@ TEST_F(Files, LoopingAndDanglingLinksListAsNonDirectories) {
   EXPECT_FALSE(backend_->exists(at("d/self")));
 }
 
+// make_dir through a link that loops or dangles fails as mkdir(1) does:
+// ELOOP, ENOENT, not "not a directory".
+TEST_F(Files, MakeDirThroughALoopingOrDanglingLinkHasTheKernelsError) {
+  ASSERT_EQ(::symlink("loop", at("loop").c_str()), 0);
+  ASSERT_EQ(::symlink("nowhere", at("dangling").c_str()), 0);
+  EXPECT_THAT([&] { backend_->make_dir(at("loop/x")); },
+              ThrowsPathError(std::errc::too_many_symbolic_link_levels));
+  EXPECT_THAT([&] { backend_->make_dir(at("dangling/x")); },
+              ThrowsPathError(std::errc::no_such_file_or_directory));
+  EXPECT_THAT([&] { backend_->write_bytes(at("dangling/x/y"), "z"); },
+              ThrowsPathError(std::errc::no_such_file_or_directory));
+}
+
 TEST_F(Files, LinksToDirectoriesAreDirectories) {
   backend_->write_bytes(at("real/inside"), "x");
   ASSERT_EQ(::symlink("real", at("alias").c_str()), 0);
@@ -309,6 +322,21 @@ TEST_F(Files, RemoveRefusesTheWorkingDirectoryItsAncestorsAndRoot) {
   // The link to the working directory is itself removable; its target stays.
   backend_->remove(at("sub/root-link"));
   EXPECT_TRUE(backend_->exists(at("sub/file")));
+}
+
+// A second backend attached by a ref that goes through a symbolic link has
+// a working directory that is not its real path: removing the real path
+// (or the link's target by any name) must still be refused.
+TEST_F(Files, RemoveRefusesTheWorkingDirectoryOfABackendAttachedThroughALink) {
+  backend_->write_bytes(at("file"), "x");
+  const std::string alias =
+      fs::path(root_).parent_path().string() + "/lizard-local-link-" + std::to_string(::getpid());
+  ASSERT_EQ(::symlink(root_.c_str(), alias.c_str()), 0);
+  LocalWorkspaceBackend attached(LocalOptions{.ref = WorkspaceRef{"local", alias}});
+  EXPECT_THROW(attached.remove(root_), std::invalid_argument);
+  EXPECT_THROW(attached.remove(alias + "/."), std::invalid_argument);
+  ::unlink(alias.c_str());
+  EXPECT_EQ(backend_->read_bytes(at("file")), "x");
 }
 
 TEST_F(Files, WriteGoesThroughSymlinks) {
