@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <algorithm>
 
 #include <cstdlib>
 #include <cstring>
@@ -250,10 +251,34 @@ void acknowledge_sharding() {
   if (const char* file = std::getenv("GTEST_SHARD_STATUS_FILE")) std::ofstream touch(file);
 }
 
+// Every pattern of --filter, included or excluded, names at least one rule
+// of the suite: a typo in one of them would otherwise pass unnoticed beside
+// the others (and an exclusion that excludes nothing runs what it meant to
+// leave out).
+void check_filter_patterns(const std::string& filter) {
+  const auto all = lizard::conformance::select_rules("");
+  std::size_t start = 0;
+  while (start <= filter.size()) {
+    std::size_t end = filter.find_first_of(":,", start);
+    if (end == std::string::npos) end = filter.size();
+    const std::string pattern = filter.substr(start, end - start);
+    const std::string positive =
+        !pattern.empty() && pattern[0] == '-' ? pattern.substr(1) : pattern;
+    const bool names_one = std::any_of(all.begin(), all.end(), [&](const auto* rule) {
+      return lizard::conformance::filter_matches(positive, rule->id);
+    });
+    if (!positive.empty() && !names_one) {
+      throw UsageError("--filter pattern '" + pattern + "' matches no rule (see --list-rules)");
+    }
+    start = end + 1;
+  }
+}
+
 int run(const CliOptions& o, const char* argv0) {
   if (!o.gtest && lizard::conformance::select_rules(o.filter).empty()) {
     throw UsageError("no rule matches --filter '" + o.filter + "' (see --list-rules)");
   }
+  check_filter_patterns(o.filter);
   const Inputs in = read_inputs(o);
   std::shared_ptr<BackendFactory> factory = make_factory(o);
   {

@@ -58,6 +58,11 @@ done
 expect 2 budget-inf -- "$runner" --backend lizard --live --max-sandbox-seconds inf
 contains budget-inf "is not a number of seconds from 1 to 1e9"
 expect 2 no-match -- "$runner" --backend local --filter 'nothing.*'
+# One mistyped pattern beside good ones, included or excluded.
+expect 2 one-no-match -- "$runner" --backend local --filter 'env.ref-stable:cmd.no-such-rule'
+contains one-no-match "--filter pattern 'cmd.no-such-rule' matches no rule"
+expect 2 exclusion-no-match -- "$runner" --backend local --filter 'env.*:-fs.nothing*'
+contains exclusion-no-match "--filter pattern '-fs.nothing*' matches no rule"
 # An option's value that is another option (an empty variable before it).
 expect 2 swallowed-filter -- "$runner" --backend local --filter --list-rules
 contains swallowed-filter "needs a value, not the option --list-rules"

@@ -363,6 +363,26 @@ TEST(Runner, RulesOfAnotherProfileSkipWithoutASession) {
   }
 }
 
+// An in-process backend may throw anything, not only a std::exception: the
+// rule FAILs with what was thrown, and the run (and its reports) goes on.
+class ThrowingAnythingFactory : public BackendFactory {
+ public:
+  std::string name() const override { return "throwing"; }
+  std::unique_ptr<BackendSession> open(const RuleInfo&) override { throw 42; }
+};
+
+TEST(Runner, AFactoryThatThrowsSomethingElseThanAStdExceptionFailsItsRules) {
+  ThrowingAnythingFactory factory;
+  RunnerOptions options;
+  options.filter = "env.ref-stable:cmd.result-fields";
+  const RunReport report = run_rules(factory, options);
+  ASSERT_EQ(report.rules.size(), 2u);
+  for (const auto& r : report.rules) {
+    EXPECT_EQ(r.status, Status::kFail) << r.id;
+    EXPECT_NE(r.reason.find("could not open a session"), std::string::npos) << r.reason;
+  }
+}
+
 // A factory whose sessions take 50 ms to fail to open, and that records
 // when each rule asked for one and how many rules that wait by design were
 // asking at once.

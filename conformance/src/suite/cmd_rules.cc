@@ -451,7 +451,7 @@ void cmd_cancellation(RuleContext& ctx) {
       result = "returned exit " + std::to_string(r.exit_code);
     } catch (const WorkspaceCancelledError&) {
       result = "";
-    } catch (const std::exception&) {
+    } catch (...) {  // whatever it is: a throw out of this thread would end the runner
       result = describe_throw([&] { throw; });
     }
     *outcome = result;
@@ -535,8 +535,8 @@ void cmd_concurrent(RuleContext& ctx) {
           problems[i] = "got (" + std::to_string(r.exit_code) + ", " + one_line(r.out, 40) + ", " +
                         one_line(r.err, 40) + ")";
         }
-      } catch (const std::exception& e) {
-        problems[i] = std::string("threw: ") + e.what();
+      } catch (...) {  // whatever it is: a throw out of this thread would end the runner
+        problems[i] = "threw: " + describe_throw([] { throw; });
       }
     });
   }

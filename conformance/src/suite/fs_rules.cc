@@ -387,8 +387,8 @@ void path_realpath_loop(RuleContext& ctx) {
             *outcome = "error";
           } catch (const workspace::WorkspaceError&) {
             *outcome = "error";
-          } catch (const std::exception& e) {
-            *outcome = std::string("unexpected exception: ") + e.what();
+          } catch (...) {  // whatever it is: a throw out of this thread would end the runner
+            *outcome = "unexpected exception: " + describe_throw([] { throw; });
           }
         },
         Seconds(10));

@@ -134,8 +134,8 @@ void env_concurrent_first_use(RuleContext& ctx) {
           auto r = c->run(Shell{"printf %s " + std::to_string(i) + " > " + sh_quote(path)});
           if (r.exit_code != 0) failures[i] = "exit " + std::to_string(r.exit_code);
         }
-      } catch (const std::exception& e) {
-        failures[i] = e.what();
+      } catch (...) {  // whatever it is: a throw out of this thread would end the runner
+        failures[i] = describe_throw([] { throw; });
       }
     });
   }
@@ -259,7 +259,7 @@ void env_destroy_during_command(RuleContext& ctx) {
       result = "returned exit " + std::to_string(r.exit_code);
     } catch (const workspace::WorkspaceUnavailableError&) {
       result = "";
-    } catch (const std::exception& e) {
+    } catch (...) {  // whatever it is: a throw out of this thread would end the runner
       result = describe_throw([&] { throw; });
     }
     *outcome = result;

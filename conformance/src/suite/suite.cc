@@ -52,15 +52,23 @@ void execute_rule(BackendFactory& factory, const RuleInfo& rule, bool in_gtest_t
   std::unique_ptr<BackendSession> session;
   try {
     session = factory.open(rule);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "the factory could not open a session: " << internal::one_line(e.what());
+  } catch (...) {
+    ADD_FAILURE() << "the factory could not open a session: "
+                  << internal::one_line(internal::describe_throw([] { throw; }));
     return;
   }
   if (!session) {
     ADD_FAILURE() << "the factory returned no session";
     return;
   }
-  const std::string unmet = unmet_need(rule, factory, *session);
+  std::string unmet;
+  try {  // capabilities(), deviations(), can_attach(): the backend's code
+    unmet = unmet_need(rule, factory, *session);
+  } catch (...) {
+    ADD_FAILURE() << "the session could not say what it offers: "
+                  << internal::one_line(internal::describe_throw([] { throw; }));
+    return;
+  }
   if (!unmet.empty()) GTEST_SKIP() << unmet;
   bool abandoned = false;
   {
