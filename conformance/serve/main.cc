@@ -5,6 +5,7 @@
 // `lizard-conformance --backend lizard`.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -54,6 +55,11 @@ void log_line(std::string_view line) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A runner that closes its end of stdout must not kill this process in the
+  // middle of a write (its commands would be left running): the write fails,
+  // and serving ends as at the end of stdin. Commands start with SIGPIPE at
+  // its default (the local backend resets every signal in its children).
+  std::signal(SIGPIPE, SIG_IGN);
   std::string backend;
   std::string mutant;
   for (int i = 1; i < argc; ++i) {
@@ -110,9 +116,11 @@ int main(int argc, char** argv) {
   const int status = lizard::conformance::serve_protocol(*factory, options);
   if (status != 0) {
     // Requests still run on threads that use the factory: leave without
-    // destroying it.
+    // destroying it, and say so in the exit status.
+    std::cerr << "lizard-workspace-serve: requests were still running 10 s after the end of "
+                 "stdin; left without waiting for them\n";
     std::cout.flush();
-    std::_Exit(0);
+    std::_Exit(1);
   }
   factory.reset();
   return 0;

@@ -521,10 +521,10 @@ TEST_F(ScriptedClientTest, AListingThatIsNotAJsonArrayIsAnErrorNotAnEmptyList) {
   };
   for (const std::string body : {R"({"sandboxes":[{"sandboxId":"s"}],"nextCursor":"c"})",
                                  R"({"error":"busy"})", "{}", "null", "\"[]\"", "0"}) {
-    for (const auto& [name, route] : routes) {
+    for (const auto& route : routes) {
       transport_->answer(200, body);
-      EXPECT_THAT([&] { route(); }, ThrowsNonTransientError("something other than a list"))
-          << name << ": " << body;
+      EXPECT_THAT([&] { route.second(); }, ThrowsNonTransientError("something other than a list"))
+          << route.first << ": " << body;
     }
   }
   for (const auto& [name, route] : routes) {

@@ -194,6 +194,9 @@ std::optional<std::string> base64_decode(std::string_view text) {
     const int c = pad == 1 ? kDecode[in[full + 2]] : 0;
     if ((a | b | c) < 0) return std::nullopt;
     const unsigned v = (a << 18) | (b << 12) | (c << 6);
+    // The bits past the last byte are zero in the one encoding of these
+    // bytes: "YR==" is not "YQ==" (wire.h: nullopt when not canonical).
+    if ((v & (pad == 2 ? 0xFFFFu : 0xFFu)) != 0) return std::nullopt;
     o[0] = static_cast<char>(v >> 16);
     if (pad == 1) o[1] = static_cast<char>((v >> 8) & 0xFF);
   }

@@ -28,6 +28,12 @@ class LineWriter {
   // the base64 of the whole.
   void write_base64(std::string_view head, std::string_view bytes, std::string_view tail);
 
+  // True once a write failed (the reader is gone): nothing more is written.
+  bool broken() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return broken_;
+  }
+
  private:
   static constexpr std::size_t kPieceBytes = 48 * 1024;
   static_assert(kPieceBytes % 3 == 0, "a piece must be whole 3-byte groups");

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -18,6 +19,7 @@
 #include "lizard/conformance/adapter_client.h"
 #include "lizard/conformance/protocol_server.h"
 #include "lizard/conformance/rules.h"
+#include "lizard/workspace/utf8.h"
 #include "wire.h"
 #include "workers.h"
 
@@ -116,6 +118,9 @@ class Server {
         if (!discarding) handle(std::move(*line));
         discarding = false;
       }
+      // The reader of the answers is gone (a write failed): no answer can
+      // be given any more, so end as at the end of the input.
+      if (out_.broken()) return;
       if (reader.partial_size() > options_.max_line_bytes) {
         if (!discarding) respond_error("null", protocol::kInvalidRequest, "line too long");
         reader.drop_partial();
@@ -125,7 +130,34 @@ class Server {
   }
 
   void handle(protocol::Line line) {
+    try {
+      handle_line(std::move(line));
+    } catch (const std::bad_alloc&) {
+      // One line the adapter had no memory for: said, and the next is read.
+      respond_error("null", protocol::kInternalError,
+                    "the adapter ran out of memory for a request");
+    }
+  }
+
+  // An id as JSON-RPC has it (a number, or a string of UTF-8: the answer
+  // carries it back on a line of UTF-8), serialized; nullopt for anything
+  // else (an object, an array, a string that is not UTF-8).
+  static std::optional<std::string> id_of(const rapidjson::Value& id) {
+    if (id.IsNumber() ||
+        (id.IsString() && workspace::is_valid_utf8({id.GetString(), id.GetStringLength()}))) {
+      return serialize(id);
+    }
+    return std::nullopt;
+  }
+
+  void handle_line(protocol::Line line) {
     if (line.view().find_first_not_of(" \t\r") == std::string_view::npos) return;
+    // A NUL ends RapidJSON's in-place parse early: what follows it would pass unread.
+    if (line.view().find('\0') != std::string_view::npos) {
+      respond_error("null", protocol::kParseError, "not JSON: the line holds a NUL byte");
+      return;
+    }
+    const std::size_t line_bytes = line.size;
     // Parsed in place: the document points into the line, which it keeps.
     struct Parsed {
       protocol::Line line;
@@ -136,15 +168,25 @@ class Server {
     // Text values are checked for UTF-8 where they are read (read_text).
     const rapidjson::ParseResult result = protocol::parse_line(parsed->doc, parsed->line, false);
     std::shared_ptr<const rapidjson::Document> doc(parsed, &parsed->doc);
-    if (result.IsError() || !doc->IsObject()) {
-      respond_error("null", protocol::kParseError, "not a JSON object");
+    if (result.IsError()) {
+      respond_error("null", protocol::kParseError, "not JSON");
+      return;
+    }
+    if (!doc->IsObject()) {
+      respond_error("null", protocol::kInvalidRequest, "not a JSON object");
       return;
     }
     const rapidjson::Value* method = member(*doc, "method");
     const rapidjson::Value* id = member(*doc, "id");
     const rapidjson::Value* params = member(*doc, "params");
+    const std::optional<std::string> id_json = id != nullptr ? id_of(*id) : std::nullopt;
+    if (id != nullptr && !id_json) {
+      respond_error("null", protocol::kInvalidRequest,
+                    "the id is neither a number nor a string of UTF-8");
+      return;
+    }
     if (method == nullptr || !method->IsString()) {
-      if (id != nullptr) respond_error(serialize(*id), protocol::kInvalidRequest, "no method");
+      respond_error(id_json.value_or("null"), protocol::kInvalidRequest, "no method");
       return;
     }
     const std::string name = method->GetString();
@@ -154,7 +196,12 @@ class Server {
       notification(name, *params);
       return;
     }
-    const std::string id_text = serialize(*id);
+    const std::string id_text = *id_json;
+    if (name == "$/ping") {
+      // At once, on this thread, whatever is in flight (docs/protocol.md).
+      respond(id_text, "result", "null");
+      return;
+    }
     if (name == "initialize") {
       // Answered before the next line is read: everything else needs its session.
       execute(id_text, name, *params);
@@ -163,6 +210,7 @@ class Server {
     std::shared_ptr<std::stop_source> stop;
     bool duplicate = false;
     bool too_many = false;
+    bool too_large = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       // A second run with the id of one in flight would take its
@@ -171,8 +219,13 @@ class Server {
       // A worker per request in flight (workers.h): a caller that never
       // waits for answers must not start threads without bound.
       too_many = !duplicate && in_flight_ >= options_.max_in_flight;
-      if (!duplicate && !too_many) {
+      // Each request keeps its line until answered: their bytes together
+      // are bounded too (256 lines of 128 MiB would be 32 GiB).
+      too_large =
+          !duplicate && !too_many && bytes_in_flight_ + line_bytes > options_.max_bytes_in_flight;
+      if (!duplicate && !too_many && !too_large) {
         ++in_flight_;
+        bytes_in_flight_ += line_bytes;
         if (name == "run") {
           stop = std::make_shared<std::stop_source>();
           runs_[id_text] = stop;
@@ -183,17 +236,22 @@ class Server {
       respond_error(id_text, protocol::kInvalidRequest, "a run with this id is in flight");
       return;
     }
-    if (too_many) {
+    if (too_many || too_large) {
       respond_error(id_text, protocol::kInvalidRequest,
-                    "too many requests in flight (" + std::to_string(options_.max_in_flight) +
-                        "); send more once some are answered");
+                    too_many
+                        ? "too many requests in flight (" + std::to_string(options_.max_in_flight) +
+                              "); send more once some are answered"
+                        : "the requests in flight hold too many bytes (at most " +
+                              std::to_string(options_.max_bytes_in_flight) +
+                              "); send more once some are answered");
       return;
     }
-    const bool queued = workers_.submit([this, doc, params, id_text, name, stop] {
-      tl_release_request = [this, &id_text, &stop] {
+    const bool queued = workers_.submit([this, doc, params, id_text, name, stop, line_bytes] {
+      tl_release_request = [this, &id_text, &stop, line_bytes] {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stop) runs_.erase(id_text);
         --in_flight_;
+        bytes_in_flight_ -= line_bytes;
       };
       execute(id_text, name, *params, stop ? stop->get_token() : std::stop_token());
       // Answered in every case; released here only if no answer was written.
@@ -204,6 +262,7 @@ class Server {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stop) runs_.erase(id_text);
         --in_flight_;
+        bytes_in_flight_ -= line_bytes;
       }
       respond_error(id_text, protocol::kInternalError,
                     "the adapter could not start a thread for this request; send it again later");
@@ -357,6 +416,16 @@ class Server {
     const std::string path = need_text(params, "path");
     if (method == "fs/read") {
       read_data = f.read_bytes(path);
+      // Its answer is one line; the runner takes none longer than
+      // AdapterOptions::max_line_bytes (96 MiB): say so rather than write it.
+      constexpr std::size_t kMaxReadBytes = ((96u << 20) - 4096) / 4 * 3;
+      if (read_data->size() > kMaxReadBytes) {
+        const std::size_t size = read_data->size();
+        read_data.reset();
+        throw workspace::WorkspaceError(path + " holds " + std::to_string(size) +
+                                        " bytes; an answer of the protocol carries at most " +
+                                        std::to_string(kMaxReadBytes));
+      }
     } else if (method == "fs/write") {
       auto data = protocol::read_bytes(need(params, "data"));
       if (!data) throw InvalidParams("params.data is not Bytes");
@@ -467,10 +536,15 @@ class Server {
     w.StartObject();
     w.Key("protocol_version");
     w.String(kProtocolVersion);
+    // Strings of UTF-8, as the schema has them.
+    auto string = [&w](const std::string& value) {
+      const std::string text = workspace::repair_utf8(value);
+      w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    };
     w.Key("name");
-    protocol::write_text(w, options_.name.empty() ? factory_.name() : options_.name);
+    string(options_.name.empty() ? factory_.name() : options_.name);
     w.Key("profile");
-    protocol::write_text(w, factory_.profile());
+    string(factory_.profile());
     w.Key("capabilities");
     w.StartArray();
     if (caps.has(Capability::kCommands)) w.String("commands");
@@ -490,7 +564,7 @@ class Server {
     w.Bool(session->can_attach());
     w.Key("secrets");
     w.StartArray();
-    for (const auto& s : session->secrets()) protocol::write_text(w, s);
+    for (const auto& s : session->secrets()) string(s);
     w.EndArray();
     w.EndObject();
   }
@@ -502,7 +576,9 @@ class Server {
     w.Key("code");
     w.Int(code);
     w.Key("message");
-    protocol::write_text(w, message);
+    // A string, whatever it quotes (a method name that is not UTF-8): JSON-RPC and the schema.
+    const std::string text = workspace::repair_utf8(message);
+    w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
     w.EndObject();
     respond(id, "error", std::string_view(error.GetString(), error.GetSize()));
   }
@@ -538,7 +614,8 @@ class Server {
   std::map<std::uint64_t, std::shared_ptr<WorkspaceBackend>> backends_;
   std::uint64_t next_handle_ = 1;
   std::map<std::string, std::shared_ptr<std::stop_source>> runs_;
-  int in_flight_ = 0;  // requests not answered yet (max_in_flight counts these)
+  int in_flight_ = 0;                // requests not answered yet (max_in_flight counts these)
+  std::size_t bytes_in_flight_ = 0;  // their lines' bytes (max_bytes_in_flight)
   // A request leaves in_flight_ before its answer is written, and a caller
   // that does not read its answers keeps that write (and its worker)
   // waiting: past max_in_flight + 16 workers, requests wait for one, so the

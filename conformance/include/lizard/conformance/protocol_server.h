@@ -36,6 +36,10 @@ struct ServeOptions {
   // Requests in flight at once (each runs on a worker of its own); one more
   // is refused with an error at once (the runner's rules start at most 16).
   int max_in_flight = 256;
+  // The bytes of the lines of the requests in flight together (each keeps
+  // its line until answered); one more is refused with an error at once.
+  // Four 64 MiB writes of the largest rule fit.
+  std::size_t max_bytes_in_flight = 512u << 20;
 };
 
 // Serves until `in_fd` reaches end of file, then stops runs still in flight,

@@ -38,7 +38,8 @@ std::string reference_encode(const std::string& bytes) {
 }
 
 // The protocol's acceptance: a multiple of 4, the alphabet, padding only as
-// the last one or two characters.
+// the last one or two characters, and the bits past the last byte zero (the
+// one encoding of those bytes: "YR==" is refused where "YQ==" is "a").
 std::optional<std::string> reference_decode(const std::string& text) {
   if (text.size() % 4 != 0) return std::nullopt;
   std::size_t pad = 0;
@@ -56,6 +57,7 @@ std::optional<std::string> reference_decode(const std::string& text) {
       out += static_cast<char>((v >> bits) & 0xFF);
     }
   }
+  if ((v & ((1u << bits) - 1)) != 0) return std::nullopt;
   return out;
 }
 
@@ -71,6 +73,14 @@ TEST(Wire, Base64MatchesAPlainReferenceAtEveryLength) {
   std::string big(1 << 20, '\0');
   for (auto& c : big) c = static_cast<char>(random());
   EXPECT_EQ(protocol::base64_decode(protocol::base64_encode(big)), big);
+}
+
+TEST(Wire, Base64RefusesPaddingThatIsNotTheOneEncoding) {
+  EXPECT_EQ(protocol::base64_decode("YQ=="), "a");
+  EXPECT_EQ(protocol::base64_decode("YWI="), "ab");
+  for (const char* other : {"YR==", "/x==", "YWJ=", "YWL="}) {
+    EXPECT_EQ(protocol::base64_decode(other), std::nullopt) << other;
+  }
 }
 
 TEST(Wire, Base64RefusesWhatThePlainReferenceRefusesAtEveryPosition) {

@@ -21,6 +21,7 @@
 #include "lizard/conformance/local_factory.h"
 #include "lizard/conformance/protocol_server.h"
 #include "lizard/conformance/runner.h"
+#include "lizard/workspace/utf8.h"
 #include "protocol_test_support.h"
 
 namespace lizard::conformance {
@@ -161,7 +162,7 @@ TEST(AdapterClient, ASecretInStderrIsSeenPastWhatIsKeptOfIt) {
 // this process, driven line by line.
 class ServedOnPipes {
  public:
-  explicit ServedOnPipes(int max_in_flight) {
+  explicit ServedOnPipes(int max_in_flight, std::size_t max_bytes_in_flight = 512u << 20) {
     if (::pipe2(in_, O_CLOEXEC) != 0 || ::pipe2(out_, O_CLOEXEC) != 0) {
       ADD_FAILURE() << "pipe2 failed";
       return;
@@ -170,6 +171,7 @@ class ServedOnPipes {
     options.in_fd = in_[0];
     options.out_fd = out_[1];
     options.max_in_flight = max_in_flight;
+    options.max_bytes_in_flight = max_bytes_in_flight;
     server_ = std::thread([this, options] { status_ = serve_protocol(*factory_, options); });
   }
   ~ServedOnPipes() {
@@ -266,6 +268,62 @@ TEST(Serve, RequestsBeforeInitializeRunIdsInFlightAndTooManyAreRefused) {
   EXPECT_NE(answer(5).find("\"exit_code\":0"), std::string::npos);
   // Nothing ran any more: every worker ended at the end of input (1 is "a
   // request still running after 10 s").
+  EXPECT_EQ(served.end(), 0);
+}
+
+// What a hostile or broken caller sends gets JSON-RPC's own answers, on
+// lines of UTF-8 whose error messages are strings: JSON that is not an
+// object and an object without a method are invalid requests (id null when
+// there is none), a NUL hides nothing after it, an id that is not UTF-8 is
+// not echoed. $/ping is answered at once however many requests are in
+// flight, and the bytes of the lines in flight are bounded as their count
+// is.
+TEST(Serve, BrokenRequestsGetTheirStandardErrorsAndPingIsAnsweredWhenFull) {
+  ServedOnPipes served(2, 4096);
+  const auto exchange = [&](const std::string& line) {
+    served.send(line);
+    return served.read_line();
+  };
+  EXPECT_EQ(exchange("not json"),
+            R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"not JSON"}})");
+  EXPECT_EQ(exchange("[1,2]"),
+            R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"not a JSON object"}})");
+  EXPECT_EQ(exchange(R"({"jsonrpc":"2.0"})"),
+            R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no method"}})");
+  EXPECT_NE(exchange(std::string(R"({"jsonrpc":"2.0","id":7,"method":"$/ping"})") + '\0' +
+                     " this is not JSON }}}")
+                .find(R"("id":null,"error":{"code":-32700)"),
+            std::string::npos);
+  const std::string bad_id =
+      exchange("{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"$/ping\"}");
+  EXPECT_NE(bad_id.find(R"("id":null,"error":{"code":-32600)"), std::string::npos) << bad_id;
+  const std::string bad_method =
+      exchange("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"\xff\xfe\",\"params\":{}}");
+  EXPECT_NE(bad_method.find(R"("code":-32601,"message":"no method )"), std::string::npos)
+      << bad_method;
+  EXPECT_TRUE(workspace::is_valid_utf8(bad_method)) << bad_method;
+  EXPECT_NE(
+      exchange(
+          R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1"}})")
+          .find("\"result\""),
+      std::string::npos);
+  EXPECT_NE(exchange(R"({"jsonrpc":"2.0","id":2,"method":"backend/new","params":{}})")
+                .find("\"backend\":1"),
+            std::string::npos);
+  // A line over the bytes in flight allowed (4096 here) is refused at once.
+  const std::string padded = exchange(
+      R"({"jsonrpc":"2.0","id":3,"method":"run","params":{"backend":1,"command":{"shell":"true"},"output_limit":1000,"pad":")" +
+      std::string(5000, 'x') + "\"}}");
+  EXPECT_NE(padded.find("hold too many bytes (at most 4096)"), std::string::npos) << padded;
+  // Two runs fill the two places in flight; a ping is still answered first.
+  served.send(
+      R"({"jsonrpc":"2.0","id":4,"method":"run","params":{"backend":1,"command":{"shell":"sleep 1"},"output_limit":1000}})");
+  served.send(
+      R"({"jsonrpc":"2.0","id":5,"method":"run","params":{"backend":1,"command":{"shell":"sleep 1"},"output_limit":1000}})");
+  EXPECT_EQ(exchange(R"({"jsonrpc":"2.0","id":9,"method":"$/ping"})"),
+            R"({"jsonrpc":"2.0","id":9,"result":null})");
+  EXPECT_NE(served.read_line().find("\"exit_code\":0"), std::string::npos);
+  EXPECT_NE(served.read_line().find("\"exit_code\":0"), std::string::npos);
   EXPECT_EQ(served.end(), 0);
 }
 
