@@ -55,8 +55,8 @@ struct LizardOptions {
 class LizardSandboxBackend final
     : public BackendBase<SupportsCommands, SupportsFilesystem, SupportsRealpath> {
  public:
-  // Validates the options (size, lifetime, key and project present unless a
-  // ref is given: std::invalid_argument) and sends nothing.
+  // Validates the options (size, lifetime, the key always, the project unless
+  // a ref is given: std::invalid_argument) and sends nothing.
   explicit LizardSandboxBackend(LizardOptions options);
   ~LizardSandboxBackend() override;  // deletes nothing
   LizardSandboxBackend(const LizardSandboxBackend&) = delete;

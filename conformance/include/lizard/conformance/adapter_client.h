@@ -109,8 +109,9 @@ class AdapterClient {
  public:
   // Starts the adapter and initializes it. Throws ProtocolError (naming the
   // adapter and quoting its stderr) when it cannot be started, does not
-  // answer initialize within answer_deadline, answers something that is not
-  // the protocol, or speaks another protocol version.
+  // answer initialize within start_deadline (or answer_deadline if longer),
+  // answers something that is not the protocol, or speaks another protocol
+  // version.
   static std::shared_ptr<AdapterClient> start(AdapterOptions options);
   // shutdown().
   ~AdapterClient();
