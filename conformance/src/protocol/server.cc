@@ -196,7 +196,7 @@ class Server {
       notification(name, *params);
       return;
     }
-    const std::string id_text = *id_json;
+    const std::string& id_text = *id_json;
     if (name == "$/ping") {
       // At once, on this thread, whatever is in flight (docs/protocol.md).
       respond(id_text, "result", "null");
