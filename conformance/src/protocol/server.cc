@@ -20,6 +20,7 @@
 #include "lizard/conformance/protocol_server.h"
 #include "lizard/conformance/rules.h"
 #include "lizard/workspace/utf8.h"
+#include "server_params.h"
 #include "wire.h"
 #include "workers.h"
 
@@ -29,57 +30,17 @@ namespace {
 
 using protocol::member;
 using protocol::Writer;
+using serve::InvalidParams;
+using serve::InvalidRequest;
+using serve::MethodNotFound;
+using serve::need;
+using serve::need_ref;
+using serve::need_text;
+using serve::read_env;
+using serve::read_overrides;
+using serve::serialize;
 using workspace::Argv;
 using workspace::Shell;
-
-// Params that are not what the method takes: answered -32602.
-class InvalidParams : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// A method the protocol does not have: -32601.
-class MethodNotFound : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// A request the adapter takes no part in yet (before initialize): -32600.
-class InvalidRequest : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-std::string serialize(const rapidjson::Value& v) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  v.Accept(w);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-const rapidjson::Value& need(const rapidjson::Value& params, const char* name) {
-  const rapidjson::Value* v = member(params, name);
-  if (v == nullptr) throw InvalidParams(std::string("missing params.") + name);
-  return *v;
-}
-
-std::string need_text(const rapidjson::Value& params, const char* name) {
-  auto text = protocol::read_text(need(params, name));
-  if (!text) throw InvalidParams(std::string("params.") + name + " is not Text");
-  return std::move(*text);
-}
-
-WorkspaceRef need_ref(const rapidjson::Value& params, const char* name) {
-  auto ref = protocol::read_ref(need(params, name));
-  if (!ref) throw InvalidParams(std::string("params.") + name + " is not a Ref");
-  return std::move(*ref);
-}
-
-std::map<std::string, std::string> read_env(const rapidjson::Value& v) {
-  auto env = protocol::read_env(v);
-  if (!env) throw InvalidParams("env is not an array of [Text, Text] pairs");
-  return std::move(*env);
-}
 
 // Set on a request's thread: frees its place among the requests in flight,
 // called by Server::respond just before the answer is written, so that a
@@ -358,7 +319,7 @@ class Server {
       PlatformControl* platform = session->platform();
       if (platform == nullptr)
         throw std::invalid_argument("this adapter's backends take no overrides");
-      return answer_backend(w, platform->make_with(overrides(*o)));
+      return answer_backend(w, platform->make_with(read_overrides(*o)));
     }
     if (method == "backend/attach") {
       auto b = session->attach(need_ref(params, "ref"));
@@ -456,27 +417,6 @@ class Server {
     } else {
       throw MethodNotFound(method);
     }
-  }
-
-  static BackendOverrides overrides(const rapidjson::Value& o) {
-    if (!o.IsObject()) throw InvalidParams("overrides is not an object");
-    BackendOverrides out;
-    if (const rapidjson::Value* v = member(o, "size")) {
-      auto text = protocol::read_text(*v);
-      if (!text) throw InvalidParams("overrides.size is not Text");
-      out.size = *text;
-    }
-    if (const rapidjson::Value* v = member(o, "lifetime_ms")) {
-      if (!v->IsInt64()) throw InvalidParams("overrides.lifetime_ms is not an integer");
-      out.lifetime = std::chrono::milliseconds(v->GetInt64());
-    }
-    if (const rapidjson::Value* v = member(o, "env")) out.env = read_env(*v);
-    if (const rapidjson::Value* v = member(o, "api_key")) {
-      if (!v->IsString()) throw InvalidParams("overrides.api_key is not a string");
-      out.api_key = std::string(v->GetString(), v->GetStringLength());
-    }
-    if (member(o, "ref") != nullptr) out.ref = need_ref(o, "ref");
-    return out;
   }
 
   void run(WorkspaceBackend& b, const rapidjson::Value& params, Writer& w, std::stop_token stop) {
