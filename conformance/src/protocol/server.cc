@@ -477,14 +477,10 @@ class Server {
     w.Key("protocol_version");
     w.String(kProtocolVersion);
     // Strings of UTF-8, as the schema has them.
-    auto string = [&w](const std::string& value) {
-      const std::string text = workspace::repair_utf8(value);
-      w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-    };
     w.Key("name");
-    string(options_.name.empty() ? factory_.name() : options_.name);
+    protocol::write_utf8_string(w, options_.name.empty() ? factory_.name() : options_.name);
     w.Key("profile");
-    string(factory_.profile());
+    protocol::write_utf8_string(w, factory_.profile());
     w.Key("capabilities");
     w.StartArray();
     if (caps.has(Capability::kCommands)) w.String("commands");
@@ -504,7 +500,7 @@ class Server {
     w.Bool(session->can_attach());
     w.Key("secrets");
     w.StartArray();
-    for (const auto& s : session->secrets()) string(s);
+    for (const auto& s : session->secrets()) protocol::write_utf8_string(w, s);
     w.EndArray();
     w.EndObject();
   }
@@ -517,8 +513,7 @@ class Server {
     w.Int(code);
     w.Key("message");
     // A string, whatever it quotes (a method name that is not UTF-8): JSON-RPC and the schema.
-    const std::string text = workspace::repair_utf8(message);
-    w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    protocol::write_utf8_string(w, message);
     w.EndObject();
     respond(id, "error", std::string_view(error.GetString(), error.GetSize()));
   }

@@ -402,4 +402,8 @@ std::string throw_error_object(const rapidjson::Value& error) {
   return "an error of unknown kind '" + kind + "'";
 }
 
+void write_utf8_string(Writer& w, std::string_view text) {
+  write_string(w, workspace::repair_utf8(text));
+}
+
 }  // namespace lizard::conformance::protocol

@@ -63,6 +63,9 @@ std::optional<std::string> base64_decode(std::string_view text);
 
 // Text: a JSON string when `text` is valid UTF-8, else {"b64": "<base64>"}.
 void write_text(Writer& w, std::string_view text);
+// A JSON string whatever the bytes, repaired to UTF-8 first (U+FFFD): where
+// the protocol has a string and never Text (messages, names, secrets).
+void write_utf8_string(Writer& w, std::string_view text);
 // Bytes: always a base64 string.
 void write_bytes(Writer& w, std::string_view bytes);
 // The value of a Text field, or nullopt when it is neither form.
