@@ -19,7 +19,7 @@
 namespace lizard::sweep {
 namespace {
 
-class SweepSuiteLeftovers : public testing::Test {
+class SweepSuiteLeftovers : public ::testing::Test {
  protected:
   SweepSuiteLeftovers() : server_(mock::MockOptions{.era = mock::Era::kKubernetes}) {
     client_options_.api_url = server_.url();

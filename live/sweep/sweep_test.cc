@@ -11,12 +11,15 @@
 #include <sstream>
 
 #include "lizard/mock/mock_server.h"
+#include "lizard/testing/faults.h"
 #include "lizard/workspace/lizard_sandbox_backend.h"
 
 namespace lizard::sweep {
 namespace {
 
-class SweepTest : public testing::TestWithParam<mock::Era> {
+namespace fault = lizard::testing::fault;
+
+class SweepTest : public ::testing::TestWithParam<mock::Era> {
  protected:
   SweepTest() : server_(mock::MockOptions{.era = GetParam()}) {
     api::ClientOptions options;
@@ -64,18 +67,6 @@ class SweepTest : public testing::TestWithParam<mock::Era> {
     auto t = parse_time(client_->get_sandbox(fresh_id).started_at);
     EXPECT_TRUE(t.has_value());
     return t.value_or(std::chrono::system_clock::now());
-  }
-
-  // A `status` answer to `times` requests (-1: all) matching METHOD and the path's glob.
-  static mock::FaultRule testing_fault(std::string method, std::string path, int status,
-                                       int times) {
-    mock::FaultRule rule;
-    rule.method = std::move(method);
-    rule.path_pattern = std::move(path);
-    rule.status = status;
-    rule.times = times;
-    if (status == 429) rule.body = R"({"error":"slow down","retryAfterS":1})";
-    return rule;
   }
 
   static bool has(const std::vector<SweptSandbox>& list, const std::string& id) {
@@ -143,8 +134,8 @@ TEST_P(SweepTest, RunFilterAndDryRunDeleteNothingElse) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Eras, SweepTest,
-                         testing::Values(mock::Era::kKubernetes, mock::Era::kFirecracker),
-                         [](const testing::TestParamInfo<mock::Era>& param) {
+                         ::testing::Values(mock::Era::kKubernetes, mock::Era::kFirecracker),
+                         [](const ::testing::TestParamInfo<mock::Era>& param) {
                            return param.param == mock::Era::kKubernetes ? "Kubernetes"
                                                                         : "Firecracker";
                          });
@@ -183,7 +174,7 @@ TEST_P(SweepTest, UnreadableTagsAndTransientDeletesAreRetriedThenReported) {
   options.now = mock_now(fresh);
   options.run_id = "run-a";
   if (GetParam() == mock::Era::kKubernetes) {
-    server_.add_fault(testing_fault("GET", "/api/sandboxes/*/files", 503, -1));
+    server_.add_fault(fault::respond("GET", "/api/sandboxes/*/files", 503));
     std::ostringstream log;
     const SweepResult result = sweep(options, &log);
     EXPECT_EQ(result.unchecked.size(), 2u) << log.str();
@@ -193,9 +184,11 @@ TEST_P(SweepTest, UnreadableTagsAndTransientDeletesAreRetriedThenReported) {
     EXPECT_NE(log.str().find("could not check 2"), std::string::npos) << log.str();
     server_.clear_faults();
     // One 429 with Retry-After on the read: waited out.
-    server_.add_fault(testing_fault("GET", "/api/sandboxes/*/files", 429, 1));
+    server_.add_fault(fault::respond("GET", "/api/sandboxes/*/files", 429)
+                          .times(1)
+                          .body(R"({"error":"slow down","retryAfterS":1})"));
   }
-  server_.add_fault(testing_fault("DELETE", "/api/sandboxes/*", 503, 1));
+  server_.add_fault(fault::respond("DELETE", "/api/sandboxes/*", 503).times(1));
   std::ostringstream log;
   const SweepResult result = sweep(options, &log);
   EXPECT_TRUE(result.unchecked.empty()) << log.str();
